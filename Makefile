@@ -1,0 +1,56 @@
+# The only entry points: `make demo`, `make test` (CI runs it through .ci/run), `make bench`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP_RUN  := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+STAMP_BENCH := $(VENV)/.installed-bench
+DEMO_VAULT := examples/vault
+DEMO_DB    := $(VENV)/demo-index.sqlite
+
+.PHONY: demo test lint typecheck pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(STAMP_RUN)
+
+$(STAMP_BENCH): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@ $(STAMP_RUN) $(STAMP_TEST)
+
+demo: $(STAMP_RUN)
+	@rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
+	@echo "== lore index $(DEMO_VAULT)"
+	@$(BIN)/lore index $(DEMO_VAULT) --db $(DEMO_DB)
+	@for q in "去重" "客户去重规则 v2" "JIRA-1234" "reciprocal rank fusion" \
+	          "那个 GMV 到底算不算退款来着" "Zhang San 负责什么"; do \
+		echo; echo "== lore search \"$$q\""; \
+		$(BIN)/lore search "$$q" --vault $(DEMO_VAULT) --db $(DEMO_DB) --limit 3 || exit 1; \
+	done
+
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP_TEST)
+	$(BIN)/mypy
+
+pytest: $(STAMP_TEST)
+	$(BIN)/python -m pytest
+
+test: lint typecheck pytest
+
+bench: $(STAMP_BENCH)
+	$(BIN)/python -m bench.retrieval
+	$(BIN)/python -m bench.scale
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,88 @@
+"""lore: a local-first knowledge base for people and AI agents.
+
+A folder of Markdown notes is the truth; lore derives a SQLite index from it and answers
+questions with the evidence (path, date, heading, snippet) attached.
+
+    import lore
+    with lore.open("notes/") as vault:
+        vault.sync()
+        hits = vault.search("客户去重规则 v2")
+
+Names are imported on first use, so `lore --help` does not pay for SQLite, YAML and the
+tokenizer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "ConfigError": "errors",
+    "IndexBusyError": "errors",
+    "LoreError": "errors",
+    "PathError": "errors",
+    "QueryError": "errors",
+    "SchemaError": "errors",
+    "VaultError": "errors",
+    "VaultMismatchError": "errors",
+    "Explain": "model",
+    "Hit": "model",
+    "SearchResult": "model",
+    "Skipped": "model",
+    "SyncReport": "model",
+    "DoctorReport": "vault",
+    "Status": "vault",
+    "Vault": "vault",
+    "open_vault": "vault",
+}
+
+__all__ = [
+    "ConfigError",
+    "DoctorReport",
+    "Explain",
+    "Hit",
+    "IndexBusyError",
+    "LoreError",
+    "PathError",
+    "QueryError",
+    "SchemaError",
+    "SearchResult",
+    "Skipped",
+    "Status",
+    "SyncReport",
+    "Vault",
+    "VaultError",
+    "VaultMismatchError",
+    "open",
+    "open_vault",
+]
+
+if TYPE_CHECKING:
+    from .errors import (
+        ConfigError,
+        IndexBusyError,
+        LoreError,
+        PathError,
+        QueryError,
+        SchemaError,
+        VaultError,
+        VaultMismatchError,
+    )
+    from .model import Explain, Hit, SearchResult, Skipped, SyncReport
+    from .vault import DoctorReport, Status, Vault, open_vault
+
+    open = open_vault  # noqa: A001
+
+
+def __getattr__(name: str) -> Any:
+    if name == "open":
+        name = "open_vault"
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

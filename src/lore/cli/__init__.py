@@ -1,0 +1,87 @@
+"""The `lore` command line: parse, make one library call, print.
+
+This is the one place where library errors become messages and exit codes:
+LoreError → "lore: error: …" on stderr and exit 1; usage errors exit 2. Set LORE_DEBUG=1
+(or pass --traceback) to see the original traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def vault_options(func: F) -> F:
+    """--vault/--db/--json on every command (so they may follow the command name)."""
+    func = click.option(
+        "--json", "as_json", is_flag=True, help="Print machine-readable JSON (see docs/json.md)."
+    )(func)
+    func = click.option(
+        "--db",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Index file (default: $LORE_DB, then <vault>/.lore/index.sqlite).",
+    )(func)
+    func = click.option(
+        "--vault",
+        "vault_opt",
+        type=click.Path(),
+        default=None,
+        help="Vault folder (default: $LORE_VAULT, then the current folder).",
+    )(func)
+    return func
+
+
+def open_from_options(vault: str | None, db: str | None) -> Any:
+    from ..vault import open_vault
+
+    return open_vault(vault, db=db)
+
+
+class LoreGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        from ..errors import LoreError
+
+        try:
+            return super().invoke(ctx)
+        except LoreError as exc:
+            if os.environ.get("LORE_DEBUG") or ctx.meta.get("lore.traceback"):
+                raise
+            click.echo(f"lore: error: {exc}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("lore: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=LoreGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lore", prog_name="lore")
+@click.option("--traceback", is_flag=True, help="Show the full traceback on errors.")
+@click.pass_context
+def main(ctx: click.Context, traceback: bool) -> None:
+    """lore: a local-first knowledge base over a folder of Markdown notes.
+
+    Index a vault, then search it in Chinese, English or both; every hit carries its
+    path, date, heading and a highlighted snippet.
+    """
+    ctx.meta["lore.traceback"] = traceback
+
+
+def _register() -> None:
+    from . import index, search
+
+    for module in (index, search):
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register()
+
+if __name__ == "__main__":  # pragma: no cover - `python -m lore.cli`
+    sys.exit(main())

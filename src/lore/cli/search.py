@@ -1,0 +1,99 @@
+"""lore search / show."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import open_from_options, vault_options
+
+
+@click.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="How many hits to show.",
+)
+@click.option("--tag", "-t", "tags", multiple=True, help="Only notes with this tag (repeatable).")
+@click.option(
+    "--path",
+    "path_glob",
+    default=None,
+    help="Only notes whose path matches this glob (a folder: 'projects/').",
+)
+@click.option("--since", default=None, help="Only notes dated on or after (YYYY[-MM[-DD]]).")
+@click.option("--until", default=None, help="Only notes dated on or before (YYYY[-MM[-DD]]).")
+@click.option("--explain", is_flag=True, help="Show the score per field and the matched terms.")
+@click.option(
+    "--sync/--no-sync",
+    "do_sync",
+    default=False,
+    help="Sync the index before searching (it is always built when missing).",
+)
+@vault_options
+def search_cmd(
+    query: tuple[str, ...],
+    limit: int,
+    tags: tuple[str, ...],
+    path_glob: str | None,
+    since: str | None,
+    until: str | None,
+    explain: bool,
+    do_sync: bool,
+    vault_opt: str | None,
+    db: str | None,
+    as_json: bool,
+) -> None:
+    """Search the vault (Chinese, English or mixed; any text is a safe query)."""
+    from ..present.human import ProgressBar, format_search
+    from ..present.jsonout import dumps
+
+    with open_from_options(vault_opt, db) as opened:
+        if do_sync or opened.status().last_sync is None:
+            opened.sync(progress=ProgressBar("indexing"))
+        result = opened.search(
+            " ".join(query),
+            limit=limit,
+            tags=list(tags),
+            path=path_glob,
+            since=since,
+            until=until,
+            explain=explain,
+        )
+        markers = opened.settings.highlight
+    if as_json:
+        click.echo(dumps(result.to_dict()))
+    else:
+        click.echo(format_search(result, color=sys.stdout.isatty(), markers=markers))
+
+
+@click.command("show")
+@click.argument("path")
+@vault_options
+def show_cmd(path: str, vault_opt: str | None, db: str | None, as_json: bool) -> None:
+    """Show one indexed note: title, date, tags, headings, links and its text."""
+    from ..present.human import format_mapping
+    from ..present.jsonout import dumps
+
+    with open_from_options(vault_opt, db) as opened:
+        note = opened.note(path)
+    if as_json:
+        click.echo(dumps(note))
+        return
+    body = note.pop("body")
+    note.pop("summary")
+    note["tags"] = [f"{t['tag']} ({t['origin']})" for t in note["tags"]]
+    note["headings"] = [
+        f"{'#' * h['level']} {h['text']} (line {h['line']})" for h in note["headings"]
+    ]
+    click.echo(format_mapping(note))
+    click.echo("---")
+    click.echo(body)
+
+
+COMMANDS = [search_cmd, show_cmd]

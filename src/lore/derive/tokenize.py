@@ -1,0 +1,114 @@
+"""The one token stream every backend indexes and every query is matched against.
+
+Design, in short:
+- Text is split into runs of letters and digits. Inside a run, every CJK character (Han,
+  kana) becomes a token of its own; the rest (Latin, digits, Hangul, ...) becomes words.
+- Words are NFKC-normalised, case-folded and stripped of diacritics; purely alphabetic
+  English words are stemmed (snowball), so "indexing" finds "indexed". Mixed words such as
+  "v1" or "h2o" are kept as they are, so "v1" never matches "v2".
+- Because CJK is indexed one character per token, a multi-character word is searched as a
+  *phrase* of its characters: "去重" matches the adjacent 去 重 inside 客户去重规则, whatever
+  a dictionary thinks the word boundaries are. Names no dictionary has are found the same way.
+
+Offsets always point into the original text, so snippets are cut from what the user wrote.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+# Han (incl. extensions and compatibility ideographs), Bopomofo, Hiragana, Katakana.
+_CJK_CLASS = (
+    "\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u3100-\u312f"
+    "\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\U00020000-\U0003134f"
+)
+_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+_RUN = re.compile(r"[^\W_]+")
+_PIECE = re.compile(f"[{_CJK_CLASS}]|[^\\W_{_CJK_CLASS}]+")
+_ASCII_ALPHA = re.compile(r"[a-z]+")
+_MAX_WORD = 64  # longer "words" are base64 blobs or hashes: cut, never dropped silently
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A normalised term and the span [start, end) of the original text it came from."""
+
+    term: str
+    start: int
+    end: int
+
+    @property
+    def is_cjk(self) -> bool:
+        return len(self.term) == 1 and is_cjk_char(self.term)
+
+
+def is_cjk_char(char: str) -> bool:
+    return _CJK_CHAR.match(char) is not None
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_CHAR.search(text) is not None
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> object:
+    import snowballstemmer  # deferred: a 100 ms import not every command needs
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def normalize_word(raw: str) -> tuple[str, ...]:
+    """NFKC, case fold, strip diacritics, stem plain English words.
+
+    Returns a tuple because normalisation may split one surface word into several
+    (NFKC turns "½" into "1⁄2", whose slash is not a letter).
+    """
+    folded = unicodedata.normalize("NFKC", raw).casefold()
+    if not folded.isascii():
+        decomposed = unicodedata.normalize("NFKD", folded)
+        stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+        folded = unicodedata.normalize("NFC", stripped)
+    out: list[str] = []
+    for part in _RUN.findall(folded):
+        part = part[:_MAX_WORD]
+        if _ASCII_ALPHA.fullmatch(part) and len(part) > 3:
+            part = _stemmer().stemWord(part)  # type: ignore[attr-defined]
+        out.append(part)
+    return tuple(out)
+
+
+def iter_tokens(text: str) -> Iterator[Token]:
+    """Yield the tokens of `text` in order, with offsets into `text`."""
+    for run in _RUN.finditer(text):
+        base = run.start()
+        for piece in _PIECE.finditer(run.group()):
+            surface = piece.group()
+            start = base + piece.start()
+            end = base + piece.end()
+            if len(surface) == 1 and is_cjk_char(surface):
+                yield Token(unicodedata.normalize("NFKC", surface), start, end)
+                continue
+            for term in normalize_word(surface):
+                yield Token(term, start, end)
+
+
+def tokenize(text: str) -> list[Token]:
+    return list(iter_tokens(text))
+
+
+def terms(text: str) -> list[str]:
+    """The normalised terms of `text`, in order (what the full-text index stores)."""
+    return [token.term for token in iter_tokens(text)]
+
+
+def index_text(text: str) -> str:
+    """The token stream as one space-separated string: the form handed to FTS5 ('ascii'
+    tokenizer, which splits on ASCII spaces and punctuation only; our terms contain
+    neither) and, later, to any other backend."""
+    return " ".join(terms(text))

@@ -1,0 +1,59 @@
+"""The errors lore raises. Every one carries a one-line message meant for the user and,
+where there is one, the remedy (`hint`).
+
+    LoreError
+    ├── ConfigError          a setting or argument is wrong (names the setting or argument)
+    ├── VaultError           the vault path is missing, not a folder, or unreadable
+    ├── PathError            a path escapes the vault or is not a note in it
+    ├── IndexError_          the index cannot be used as it is
+    │   ├── IndexBusyError   another process holds the write lock
+    │   ├── VaultMismatchError  the index belongs to another vault
+    │   └── SchemaError      the index was written by a newer lore, or is damaged
+    └── QueryError           a query argument cannot be used (a bad date, a bad limit)
+"""
+
+from __future__ import annotations
+
+
+class LoreError(Exception):
+    """Base of every error lore raises on purpose; `str()` is the one-line message."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message} ({self.hint})"
+
+
+class ConfigError(LoreError):
+    pass
+
+
+class VaultError(LoreError):
+    pass
+
+
+class PathError(LoreError):
+    pass
+
+
+class IndexError_(LoreError):  # noqa: N801 - the builtin IndexError is taken
+    pass
+
+
+class IndexBusyError(IndexError_):
+    pass
+
+
+class VaultMismatchError(IndexError_):
+    pass
+
+
+class SchemaError(IndexError_):
+    pass
+
+
+class QueryError(LoreError):
+    pass

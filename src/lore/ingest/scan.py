@@ -1,0 +1,94 @@
+"""Walk a vault and list its Markdown notes, honouring the ignore rules and the symlink guard.
+
+Nothing here reads a note's content: the scan is a cheap stat pass, so a sync with nothing
+changed costs one `stat` per file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from ..model import Skipped
+
+NOTE_SUFFIXES = (".md", ".markdown")
+ALWAYS_IGNORED_DIRS = frozenset({".lore", ".git", ".obsidian", ".trash", ".hg", ".svn"})
+IGNORE_FILE = ".loreignore"
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    path: str  # relative to the vault, POSIX separators
+    mtime_ns: int
+    size: int
+
+
+def load_ignore(root: Path) -> pathspec.PathSpec[Any]:
+    ignore_file = root / IGNORE_FILE
+    lines: list[str] = []
+    if ignore_file.is_file():
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+
+
+def _inside(root: Path, target: str) -> bool:
+    try:
+        resolved = Path(os.path.realpath(target))
+    except (OSError, RuntimeError):
+        return False
+    return resolved == root or root in resolved.parents
+
+
+def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
+    """Yield every note file under `root` (resolved), in sorted path order.
+
+    Files that are not taken are appended to `skipped` with a reason when the user would
+    want to know (a symlink leaving the vault, an unreadable folder); plain ignores are silent.
+    """
+    spec = load_ignore(root)
+    stack: list[tuple[Path, str]] = [(root, "")]
+    while stack:
+        folder, rel_folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+        except OSError as exc:
+            skipped.append(Skipped(rel_folder or ".", f"cannot read folder: {exc.strerror}"))
+            continue
+        subfolders: list[tuple[Path, str]] = []
+        files: list[FileStat] = []
+        for entry in entries:
+            rel = f"{rel_folder}{entry.name}"
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name in ALWAYS_IGNORED_DIRS or spec.match_file(rel + "/"):
+                    continue
+                subfolders.append((Path(entry.path), rel + "/"))
+                continue
+            if not entry.name.lower().endswith(NOTE_SUFFIXES) or spec.match_file(rel):
+                continue
+            if is_link:
+                if not _inside(root, entry.path):
+                    skipped.append(Skipped(rel, "symlink points outside the vault; not followed"))
+                    continue
+                if os.path.isdir(entry.path):
+                    skipped.append(Skipped(rel, "symlink to a folder; not followed"))
+                    continue
+            try:
+                st = os.stat(entry.path)
+            except OSError as exc:
+                skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
+                continue
+            if not os.path.isfile(entry.path):
+                continue
+            files.append(FileStat(rel, st.st_mtime_ns, st.st_size))
+        yield from sorted(files, key=lambda f: f.path)
+        stack.extend(sorted(subfolders, key=lambda s: s[1], reverse=True))

@@ -1,0 +1,131 @@
+"""Plain data objects that cross the library boundary.
+
+Everything here is a frozen dataclass with no behaviour beyond conversion to plain dicts:
+the CLI, the MCP server and outside evaluations all read the same shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A Markdown heading and where it starts in the note body (character offset)."""
+
+    level: int
+    text: str
+    offset: int
+    line: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file the sync could not (fully) take in, and why, in one line."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one sync did. Paths are relative to the vault, sorted.
+
+    `skipped`: files not taken in (their previously indexed version, if any, is kept).
+    `warnings`: files indexed with a problem (malformed front matter, only the head of a
+    very large file, an empty note).
+    """
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def wrote(self) -> bool:
+        return bool(self.added or self.changed or self.deleted)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "changed": self.changed,
+            "deleted": self.deleted,
+            "unchanged": self.unchanged,
+            "skipped": [asdict(s) for s in self.skipped],
+            "warnings": [asdict(w) for w in self.warnings],
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Explain:
+    """Why a hit ranked where it did: the score per field and the query terms it matched."""
+
+    fields: dict[str, float]
+    matched_terms: list[str]
+    query_terms: list[str]
+    fts_query: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result with its evidence.
+
+    `path` is relative to the vault (POSIX separators); `snippet` is cut from the original
+    text with matched terms wrapped in the highlight markers; `heading` is the section the
+    snippet sits under (None before the first heading); `line` is the 1-based line of the
+    snippet's first match in the file.
+    """
+
+    path: str
+    title: str
+    date: str | None
+    score: float
+    snippet: str
+    heading: str | None
+    line: int
+    frontmatter: dict[str, Any]
+    tags: list[str]
+    mode: str
+    explain: Explain | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["explain"] = self.explain.to_dict() if self.explain else None
+        return data
+
+
+class SearchResult(list[Hit]):
+    """The hits of one query (a list, best first) plus the mode that produced them and,
+    when there are none, the reason why ("nothing matched", "all filtered out", ...)."""
+
+    def __init__(
+        self,
+        hits: list[Hit],
+        *,
+        query: str,
+        mode: str,
+        reason: str | None = None,
+        matched: int = 0,
+    ) -> None:
+        super().__init__(hits)
+        self.query = query
+        self.mode = mode
+        self.reason = reason
+        self.matched = matched
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "matched": self.matched,
+            "reason": self.reason,
+            "hits": [hit.to_dict() for hit in self],
+        }

@@ -1,0 +1,110 @@
+"""Human-readable output: hits with their evidence, sync reports, status, doctor."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from ..model import Hit, SearchResult, SyncReport
+
+BOLD = "\x1b[1m"
+DIM = "\x1b[2m"
+CYAN = "\x1b[36m"
+RESET = "\x1b[0m"
+
+
+def _style(text: str, code: str, color: bool) -> str:
+    return f"{code}{text}{RESET}" if color else text
+
+
+def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) -> str:
+    where = [hit.date or "no date"]
+    if hit.heading:
+        where.append(f"§ {hit.heading}")
+    where.append(f"line {hit.line}")
+    where.append(f"score {hit.score:.3f}")
+    snippet = hit.snippet
+    if color:
+        snippet = snippet.replace(markers[0], BOLD + CYAN).replace(markers[1], RESET)
+    lines = [
+        f"{rank}. {_style(hit.path, BOLD, color)}  {hit.title}",
+        "   " + _style(" · ".join(where), DIM, color),
+        f"   {snippet}",
+    ]
+    if hit.explain is not None:
+        fields = ", ".join(f"{k}={v:.3f}" for k, v in hit.explain.fields.items())
+        lines.append("   " + _style(f"fields: {fields}", DIM, color))
+        lines.append(
+            "   " + _style(f"matched: {', '.join(hit.explain.matched_terms) or '-'}", DIM, color)
+        )
+    return "\n".join(lines)
+
+
+def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]) -> str:
+    if not result:
+        return f"no results for {result.query!r}: {result.reason}"
+    blocks = [format_hit(i, hit, color=color, markers=markers) for i, hit in enumerate(result, 1)]
+    if result[0].explain is not None:
+        explain = result[0].explain
+        blocks.insert(0, f"query terms: {', '.join(explain.query_terms)}\nfts: {explain.fts_query}")
+    return "\n\n".join(blocks)
+
+
+def format_sync(report: SyncReport) -> str:
+    parts = [
+        f"added {len(report.added)}",
+        f"changed {len(report.changed)}",
+        f"deleted {len(report.deleted)}",
+        f"unchanged {report.unchanged}",
+    ]
+    if report.skipped:
+        parts.append(f"skipped {len(report.skipped)}")
+    lines = [", ".join(parts) + f" ({report.seconds:.2f} s)"]
+    lines += [f"  skipped {s.path}: {s.reason}" for s in report.skipped]
+    lines += [f"  warning {w.path}: {w.reason}" for w in report.warnings]
+    return "\n".join(lines)
+
+
+def format_mapping(data: dict[str, Any], indent: str = "") -> str:
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            lines.append(f"{indent}{key}:")
+            lines.append(format_mapping(value, indent + "  "))
+        elif isinstance(value, list):
+            lines.append(f"{indent}{key}: {len(value)}")
+            lines += [f"{indent}  - {item}" for item in value[:50]]
+            if len(value) > 50:
+                lines.append(f"{indent}  … {len(value) - 50} more")
+        else:
+            lines.append(f"{indent}{key}: {value}")
+    return "\n".join(lines)
+
+
+class ProgressBar:
+    """A one-line progress bar with an ETA on a terminal; silent otherwise."""
+
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+        self.started = time.monotonic()
+        self.last_draw = 0.0
+
+    def __call__(self, done: int, total: int, _path: str) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self.last_draw < 0.1:
+            return
+        self.last_draw = now
+        elapsed = now - self.started
+        eta = elapsed / done * (total - done) if done else 0.0
+        width = 30
+        filled = int(width * done / max(total, 1))
+        bar = "█" * filled + "░" * (width - filled)
+        self.stream.write(f"\r{self.label} {bar} {done}/{total} ETA {eta:4.0f}s")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()

@@ -1,0 +1,175 @@
+"""User query text → a safe full-text query plan. Any string is accepted; none can raise an
+FTS syntax error, because every term is built from our own tokens and double-quoted.
+
+Terms:
+- Latin words are single terms ("retention", "v1"); English stop words are dropped when
+  something else is left.
+- Pieces joined by punctuation without spaces ("JIRA-1234", "2026-09", "v1.2") become one
+  exact phrase, and so does text in double quotes.
+- A CJK run contributes its words (dictionary segmentation, search mode) as phrases of
+  characters, so "去重" matches inside "客户去重规则", plus its single characters, so names
+  no dictionary knows and colloquial phrasing still match. Filler ("我记得", "帮我找找",
+  "来着") and function characters are dropped first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens
+
+MAX_TERMS = 48
+MAX_QUERY_CHARS = 2000
+
+# Spoken-style filler, longest first so "帮我找找" goes before "帮我".
+_ZH_FILLER = sorted(
+    """我记得 记得 好像 似乎 帮我找找 帮我找一下 帮我找 帮我查 帮我看看 帮我 找找 找一下 查一下
+    搜一下 搜搜 看看 一下 请问 请 麻烦 那个 这个 那些 这些 来着 到底 究竟 是什么 什么 是啥 啥
+    怎么样 怎么 怎样 如何 哪个 哪些 哪里 哪儿 哪一 为什么 为啥 有没有 是不是 之前 以前 上次
+    说过 提到 提过 讲过 关于 有关 一些 一个 我们 你们 他们 我 你 吗 呢 吧 啊 呀 嘛 哦 么""".split(),
+    key=len,
+    reverse=True,
+)
+_ZH_FILLER_RE = re.compile("|".join(map(re.escape, _ZH_FILLER)))
+# Function characters: kept inside phrases, never searched alone.
+_ZH_STOP_CHARS = frozenset(
+    "的了是在有和与及或也都就还又被把将对从而且即于为之其这那个们吗呢吧啊呀嘛么着过地得"
+)
+_EN_STOP = frozenset(
+    """a an the of to in on at by for from with and or but not no is are was were be been being
+    am do does did has have had i me my we our you your he she it its they them their this that
+    these those what which who whom whose when where why how can could would should will shall
+    may might must there here as if than then so such into about over under up down out just
+    also any some all each both few more most other only own same very s t don""".split()
+)
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|「([^」]+)」')
+_JOINERS = re.compile(r"^[\w]+(?:[-./:_#+][\w]+)+$")
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    """One OR-ed unit of the full-text query: a single term or an exact phrase."""
+
+    tokens: tuple[str, ...]
+    kind: str  # word | phrase | cjk_word | cjk_char
+
+    @property
+    def text(self) -> str:
+        if all(len(t) == 1 and is_cjk_char(t) for t in self.tokens):
+            return "".join(self.tokens)
+        return " ".join(self.tokens)
+
+    def fts(self) -> str:
+        # Tokens hold only letters and digits, so quoting them is always safe.
+        return '"' + " ".join(self.tokens) + '"'
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    text: str
+    terms: list[QueryTerm]
+
+    @property
+    def fts_query(self) -> str:
+        return " OR ".join(term.fts() for term in self.terms)
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> object:
+    import logging
+
+    import jieba  # deferred: ~0.7 s to load its dictionary, only needed for CJK queries
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
+def cjk_words(run: str) -> list[str]:
+    """Words of a CJK run: dictionary words (search mode: long words and their parts), and
+    runs of characters the dictionary left single, which are mostly names it does not know
+    ("客户去重规则" → 客户, 规则 and 去重)."""
+    seg = _jieba()
+    words: list[str] = []
+    singles = ""
+    for piece in seg.cut(run):  # type: ignore[attr-defined]
+        if len(piece) == 1 and piece not in _ZH_STOP_CHARS:
+            singles += piece
+            continue
+        if len(singles) > 1:
+            words.append(singles)
+        singles = ""
+        words.extend(w for w in seg.cut_for_search(piece) if len(w) > 1)  # type: ignore[attr-defined]
+    if len(singles) > 1:
+        words.append(singles)
+    return words
+
+
+def _cjk_terms(chunk: str) -> list[QueryTerm]:
+    out: list[QueryTerm] = []
+    cleaned = _ZH_FILLER_RE.sub(" ", chunk)
+    for run in re.findall(r"[^\W\d_a-zA-Z]+", cleaned):
+        chars = [c for c in run if is_cjk_char(c)]
+        if not chars:
+            continue
+        run = "".join(chars)
+        if len(run) > 1:
+            for word in cjk_words(run):
+                out.append(QueryTerm(tuple(word), "cjk_word"))
+            if len(run) <= 6 and not _ZH_STOP_CHARS.intersection(run):
+                out.append(QueryTerm(tuple(run), "cjk_word"))
+        out.extend(QueryTerm((c,), "cjk_char") for c in run if c not in _ZH_STOP_CHARS)
+    return out
+
+
+def _latin_terms(chunk: str) -> list[QueryTerm]:
+    tokens = [t.term for t in iter_tokens(chunk) if not t.is_cjk]
+    if not tokens:
+        return []
+    if len(tokens) > 1 and _JOINERS.match(chunk.strip()):
+        return [QueryTerm(tuple(tokens), "phrase")]
+    return [QueryTerm((t,), "word") for t in tokens]
+
+
+def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
+    """Build the query plan for any user string (never raises)."""
+    text = text[:MAX_QUERY_CHARS]
+    terms: list[QueryTerm] = []
+    rest = text
+    for match in _QUOTED.finditer(text):
+        quoted = next(g for g in match.groups() if g is not None)
+        tokens = tuple(t.term for t in iter_tokens(quoted))
+        if tokens:
+            terms.append(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"))
+        rest = rest.replace(match.group(0), " ", 1)
+    for chunk in rest.split():
+        if has_cjk(chunk):
+            for piece in re.split(f"([{_cjk_class()}]+)", chunk):
+                if not piece:
+                    continue
+                terms.extend(_cjk_terms(piece) if has_cjk(piece) else _latin_terms(piece))
+        else:
+            terms.extend(_latin_terms(chunk))
+    content = [t for t in terms if not (t.kind == "word" and t.tokens[0] in _EN_STOP)]
+    if content:
+        terms = content
+    unique: list[QueryTerm] = []
+    seen: set[tuple[str, ...]] = set()
+    for term in terms:
+        if term.tokens not in seen:
+            seen.add(term.tokens)
+            unique.append(term)
+    return QueryPlan(text=text, terms=unique[:max_terms])
+
+
+@lru_cache(maxsize=1)
+def _cjk_class() -> str:
+    from ..derive.tokenize import _CJK_CLASS
+
+    return _CJK_CLASS

@@ -1,0 +1,219 @@
+"""Full-text search over the index: BM25 with field weights, filters, evidence, explain.
+
+Ranking is FTS5's BM25 over our token stream with per-field weights
+(title > tags > summary > body); ties break by path so the same query always returns
+the same order.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import QueryError
+from ..model import Explain, Hit, SearchResult
+from ..store.sqlite import SqliteStore
+from .query import QueryPlan, plan
+from .snippet import build_evidence, matched_in
+
+DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
+MAX_LIMIT = 1000
+_DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
+
+
+@dataclass(frozen=True)
+class Filters:
+    tags: tuple[str, ...] = ()
+    path: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.tags or self.path or self.since or self.until)
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    limit: int = 10
+    explain: bool = False
+    markers: tuple[str, str] = ("«", "»")
+    field_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
+    mode: str = "mode4"
+
+
+def parse_date_bound(value: str | None, *, name: str, end: bool) -> str | None:
+    """'2026', '2026-09' or '2026-09-15' → a YYYY-MM-DD bound (first or last day)."""
+    if value is None or value == "":
+        return None
+    match = _DATE_ARG.match(value.strip())
+    if not match:
+        raise QueryError(f"{name}: {value!r} is not a date (use YYYY, YYYY-MM or YYYY-MM-DD)")
+    year = int(match.group(1))
+    month = int(match.group(2)) if match.group(2) else (12 if end else 1)
+    if not 1 <= month <= 12:
+        raise QueryError(f"{name}: {value!r} has no month {month}")
+    last_day = calendar.monthrange(year, month)[1]
+    day = int(match.group(3)) if match.group(3) else (last_day if end else 1)
+    if not 1 <= day <= last_day:
+        raise QueryError(f"{name}: {value!r} has no day {day}")
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def make_filters(
+    tags: list[str] | tuple[str, ...] | str | None = None,
+    path: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> Filters:
+    if isinstance(tags, str):
+        tags = [tags]
+    clean_tags = tuple(t.strip().lstrip("#").casefold() for t in tags or () if t.strip())
+    lo = parse_date_bound(since, name="--since", end=False)
+    hi = parse_date_bound(until, name="--until", end=True)
+    if lo and hi and lo > hi:
+        raise QueryError(f"--since {since} is after --until {until}")
+    return Filters(clean_tags, path.strip() if path else None, lo, hi)
+
+
+def _glob(path: str) -> str:
+    path = path.lstrip("./") if path.startswith("./") else path
+    if not any(c in path for c in "*?["):
+        return path.rstrip("/") + "*" if path.endswith("/") else path + "*"
+    return path
+
+
+def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    for tag in filters.tags:
+        clauses.append("n.id IN (SELECT note_id FROM tags WHERE tag_key = ? OR tag_key GLOB ?)")
+        params.extend([tag, tag.replace("[", "[[]") + "/*"])
+    if filters.path:
+        clauses.append("n.path GLOB ?")
+        params.append(_glob(filters.path))
+    if filters.since:
+        clauses.append("n.date >= ?")
+        params.append(filters.since)
+    if filters.until:
+        clauses.append("n.date <= ?")
+        params.append(filters.until)
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _weights(options: SearchOptions) -> list[float]:
+    w = options.field_weights
+    return [float(w.get(name, DEFAULT_FIELD_WEIGHTS[name])) for name in DEFAULT_FIELD_WEIGHTS]
+
+
+def rank(
+    store: SqliteStore, query_plan: QueryPlan, filters: Filters, limit: int, weights: list[float]
+) -> list[tuple[int, float]]:
+    """(note id, BM25 score as a positive number) for the best `limit` notes."""
+    where, params = _filter_sql(filters)
+    sql = (
+        "SELECT n.id, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN notes n ON n.id = fts.rowid"
+        f" WHERE fts MATCH ?{where} ORDER BY s, n.path LIMIT ?"
+    )
+    rows = store.query(sql, [*weights, query_plan.fts_query, *params, limit])
+    return [(int(nid), round(-float(score), 6)) for nid, score in rows]
+
+
+def _count(store: SqliteStore, query_plan: QueryPlan) -> int:
+    return int(
+        store.query("SELECT count(*) FROM fts WHERE fts MATCH ?", [query_plan.fts_query])[0][0]
+    )
+
+
+def _field_scores(
+    store: SqliteStore, query_plan: QueryPlan, ids: list[int], weights: list[float]
+) -> dict[int, dict[str, float]]:
+    names = list(DEFAULT_FIELD_WEIGHTS)
+    cols = []
+    params: list[Any] = []
+    for i in range(len(names)):
+        cols.append("bm25(fts, ?, ?, ?, ?)")
+        params.extend(weights[j] if j == i else 0.0 for j in range(len(names)))
+    marks = ",".join("?" * len(ids))
+    rows = store.query(
+        f"SELECT rowid, {', '.join(cols)} FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
+        [*params, query_plan.fts_query, *ids],
+    )
+    return {
+        int(row[0]): {name: round(-float(v), 6) for name, v in zip(names, row[1:], strict=True)}
+        for row in rows
+    }
+
+
+def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptions) -> SearchResult:
+    if not isinstance(options.limit, int) or options.limit < 1:
+        raise QueryError(f"--limit must be a positive number, not {options.limit!r}")
+    limit = min(options.limit, MAX_LIMIT)
+    query_plan = plan(text)
+    if query_plan.empty:
+        reason = "empty query" if not text.strip() else "the query has no searchable words"
+        return SearchResult([], query=text, mode=options.mode, reason=reason)
+    weights = _weights(options)
+    with store.snapshot():
+        ranked = rank(store, query_plan, filters, limit, weights)
+        if not ranked:
+            matched = _count(store, query_plan)
+            reason = (
+                f"{matched} note(s) matched, but all were filtered out"
+                if matched and filters.active
+                else "nothing matched"
+            )
+            return SearchResult([], query=text, mode=options.mode, reason=reason)
+        ids = [nid for nid, _ in ranked]
+        marks = ",".join("?" * len(ids))
+        rows = {
+            int(r[0]): r
+            for r in store.query(
+                "SELECT id, path, title, date, frontmatter, headings, body, body_line"
+                f" FROM notes WHERE id IN ({marks})",
+                ids,
+            )
+        }
+        tags: dict[int, list[str]] = {}
+        for nid, tag in store.query(
+            f"SELECT note_id, tag FROM tags WHERE note_id IN ({marks}) ORDER BY position", ids
+        ):
+            tags.setdefault(int(nid), []).append(str(tag))
+        field_scores = _field_scores(store, query_plan, ids, weights) if options.explain else {}
+
+    hits: list[Hit] = []
+    for nid, score in ranked:
+        _, path, title, date, fm_json, headings_json, body, body_line = rows[nid]
+        headings = [(h[0], h[1], h[2], h[3]) for h in json.loads(headings_json)]
+        evidence = build_evidence(body, body_line, headings, query_plan, markers=options.markers)
+        explain = None
+        if options.explain:
+            note_tags = tags.get(nid, [])
+            hit_terms = set(evidence.matched) | matched_in(
+                f"{title}\n{' '.join(note_tags)}", query_plan
+            )
+            explain = Explain(
+                fields=field_scores.get(nid, {}),
+                matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
+                query_terms=[t.text for t in query_plan.terms],
+                fts_query=query_plan.fts_query,
+            )
+        hits.append(
+            Hit(
+                path=str(path),
+                title=str(title),
+                date=date,
+                score=score,
+                snippet=evidence.snippet,
+                heading=evidence.heading,
+                line=evidence.line,
+                frontmatter=json.loads(fm_json),
+                tags=tags.get(nid, []),
+                mode=options.mode,
+                explain=explain,
+            )
+        )
+    return SearchResult(hits, query=text, mode=options.mode, matched=len(hits))

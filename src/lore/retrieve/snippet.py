@@ -1,0 +1,136 @@
+"""Evidence for a hit: the best window of the original text, its highlights, its heading.
+
+The snippet is cut from the note as written (never rebuilt from tokens): the window holding
+the most distinct query terms wins, earlier windows win ties, and matched spans are wrapped
+in the highlight markers.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from ..derive.tokenize import has_cjk, iter_tokens
+from .query import QueryPlan, QueryTerm
+
+SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
+_WEIGHTS = {"cjk_char": 1.0, "word": 4.0, "phrase": 6.0, "cjk_word": 3.0}
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Match:
+    start: int
+    end: int
+    term: QueryTerm
+
+
+@dataclass(frozen=True)
+class Evidence:
+    snippet: str
+    heading: str | None
+    line: int
+    matched: list[QueryTerm]
+
+
+def find_matches(text: str, plan: QueryPlan) -> list[Match]:
+    """Every occurrence of a plan term in `text`, as character spans of the original text."""
+    by_first: dict[str, list[QueryTerm]] = {}
+    for term in plan.terms:
+        by_first.setdefault(term.tokens[0], []).append(term)
+    tokens = list(iter_tokens(text[:SCAN_LIMIT_CHARS]))
+    terms_at = [t.term for t in tokens]
+    matches: list[Match] = []
+    for i, token in enumerate(tokens):
+        for term in by_first.get(token.term, ()):
+            n = len(term.tokens)
+            if tuple(terms_at[i : i + n]) == term.tokens:
+                matches.append(Match(token.start, tokens[i + n - 1].end, term))
+    return matches
+
+
+def _best_window(matches: list[Match], width: int) -> tuple[int, int]:
+    """Indices [lo, hi) into `matches` (sorted by start) of the best window."""
+    best = (-1.0, 0, 0)
+    hi = 0
+    for lo in range(len(matches)):
+        hi = max(hi, lo)
+        while hi < len(matches) and matches[hi].end - matches[lo].start <= width:
+            hi += 1
+        distinct = {m.term for m in matches[lo:hi]}
+        score = sum(_WEIGHTS.get(t.kind, 1.0) * len(t.tokens) for t in distinct)
+        if score > best[0]:
+            best = (score, lo, hi)
+    return best[1], best[2]
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _flat(text: str) -> str:
+    return _WS.sub(" ", text)
+
+
+def build_evidence(
+    body: str,
+    body_line: int,
+    headings: list[tuple[int, str, int, int]],
+    plan: QueryPlan,
+    *,
+    markers: tuple[str, str] = ("«", "»"),
+    width: int | None = None,
+) -> Evidence:
+    """Cut the snippet for one note body. `headings` are (level, text, offset, line)."""
+    if width is None:
+        width = 90 if has_cjk(body[:2000]) else 200
+    matches = sorted(find_matches(body, plan), key=lambda m: (m.start, m.end))
+    matched_terms = sorted({m.term for m in matches}, key=plan.terms.index)
+    if not matches:
+        head = body.strip()
+        lead = body.find(head[:1]) if head else 0
+        snippet = _flat(head[:width])
+        if len(head) > width:
+            snippet += "…"
+        return Evidence(snippet, None, body_line + body.count("\n", 0, max(lead, 0)), [])
+
+    lo, hi = _best_window(matches, width)
+    window = matches[lo:hi]
+    first, last = window[0].start, max(m.end for m in window)
+    slack = max(0, width - (last - first))
+    start = max(0, first - slack // 3)
+    # Start at a line or sentence boundary when one is near.
+    boundary = max(body.rfind("\n", start, first), body.rfind("。", start, first))
+    if boundary >= 0:
+        start = boundary + 1
+    end = min(len(body), max(last, start + width))
+    spans = _merge([(m.start, m.end) for m in window if m.start >= start and m.end <= end])
+    pieces: list[str] = []
+    cursor = start
+    for span_start, span_end in spans:
+        pieces.append(body[cursor:span_start])
+        pieces.append(markers[0] + body[span_start:span_end] + markers[1])
+        cursor = span_end
+    pieces.append(body[cursor:end])
+    snippet = _flat("".join(pieces)).strip()
+    if start > 0:
+        snippet = "…" + snippet
+    if end < len(body.rstrip()):
+        snippet += "…"
+
+    offsets = [h[2] for h in headings]
+    at = bisect_right(offsets, first) - 1
+    heading = headings[at][1] if at >= 0 else None
+    line = body_line + body.count("\n", 0, first)
+    return Evidence(snippet, heading, line, matched_terms)
+
+
+def matched_in(text: str, plan: QueryPlan) -> set[QueryTerm]:
+    return {m.term for m in find_matches(text, plan)}

@@ -1,0 +1,312 @@
+"""The default storage backend: one SQLite file (WAL) opened through apsw.
+
+apsw is used rather than the standard library's sqlite3 because it ships a current SQLite
+(contentless-delete FTS5) and can load extensions such as sqlite-vec on every platform.
+This module is the only one that writes SQL; callers see plain Python values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from ..errors import IndexBusyError, IndexError_, SchemaError, VaultMismatchError
+from .schema import FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION
+
+BUSY_TIMEOUT_MS = 5_000
+TOKENIZER_VERSION = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredStat:
+    id: int
+    mtime_ns: int
+    size: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class NoteRow:
+    """What the sync writes for one note (everything but the id)."""
+
+    path: str
+    title: str
+    title_source: str
+    date: str | None
+    date_source: str | None
+    mtime_ns: int
+    size: int
+    hash: str
+    frontmatter: dict[str, Any]
+    headings: list[list[Any]]
+    summary: str
+    body: str
+    body_line: int
+    priority: int | None
+    status: str | None
+    truncated: bool
+    tags: list[tuple[str, str]]  # (tag as written, origin)
+    links: list[str]
+    fts: tuple[str, str, str, str]  # token streams, in FTS_COLUMNS order
+
+
+def _busy(db_path: Path) -> IndexBusyError:
+    return IndexBusyError(
+        f"index busy: another lore process is writing {db_path}",
+        hint="wait for it to finish and try again",
+    )
+
+
+class SqliteStore:
+    """An open index file. Not thread-safe: one store per thread or process."""
+
+    def __init__(self, db_path: Path, vault_root: Path, *, bound_to_vault: bool) -> None:
+        self.db_path = db_path
+        self.vault_root = vault_root
+        self._bound_to_vault = bound_to_vault
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = apsw.Connection(str(db_path))
+        except (OSError, apsw.CantOpenError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise IndexError_(
+                f"cannot open index at {db_path}: {reason}",
+                hint="use --db or LORE_DB to put the index somewhere writable",
+            ) from None
+        self.db.setbusytimeout(BUSY_TIMEOUT_MS)
+        try:
+            self._prepare()
+        except apsw.BusyError:
+            self.db.close()
+            raise _busy(db_path) from None
+        except (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError) as exc:
+            self.db.close()
+            raise IndexError_(
+                f"cannot write index at {db_path}: {exc}",
+                hint="use --db or LORE_DB to put the index somewhere writable",
+            ) from None
+        except apsw.NotADBError:
+            self.db.close()
+            raise SchemaError(
+                f"{db_path} is not a lore index (not an SQLite database)",
+                hint="move it away or point --db elsewhere",
+            ) from None
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        if self._scalar("PRAGMA journal_mode") != "wal":
+            self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=OFF")
+        version = self._schema_version()
+        if version > SCHEMA_VERSION:
+            raise SchemaError(
+                f"index {self.db_path} was written by a newer lore (schema {version}, "
+                f"this lore knows {SCHEMA_VERSION})",
+                hint="upgrade lore, or run `lore rebuild` to re-derive it with this version",
+            )
+        if version < SCHEMA_VERSION:
+            with self.transaction():
+                for _name, migrate in MIGRATIONS[version:]:
+                    migrate(self.db)
+                self.set_meta("schema_version", str(SCHEMA_VERSION))
+                self.set_meta("tokenizer_version", TOKENIZER_VERSION)
+                if self.get_meta("vault_root") is None:
+                    self.set_meta("vault_root", str(self.vault_root))
+        self._check_vault()
+
+    def _scalar(self, sql: str) -> Any:
+        row = self.db.execute(sql).fetchone()
+        return None if row is None else row[0]
+
+    def _schema_version(self) -> int:
+        has_meta = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+        ).fetchone()
+        if not has_meta:
+            if self._scalar("SELECT count(*) FROM sqlite_master"):
+                raise SchemaError(
+                    f"{self.db_path} is an SQLite database but not a lore index",
+                    hint="point --db at another file",
+                )
+            return 0
+        value = self.get_meta("schema_version")
+        return int(value) if value and value.isdigit() else 0
+
+    def _check_vault(self) -> None:
+        recorded = self.get_meta("vault_root")
+        if recorded is None or recorded == str(self.vault_root):
+            return
+        if self._bound_to_vault:
+            # The index lives inside the vault's own .lore folder: the vault was moved or
+            # copied with it. It is still this vault's index; record the new place.
+            with self.transaction():
+                self.set_meta("vault_root", str(self.vault_root))
+            return
+        raise VaultMismatchError(
+            f"index {self.db_path} belongs to the vault {recorded}, not {self.vault_root}",
+            hint="pass that vault, or another --db for this one",
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- transactions ----------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE … COMMIT; any exception rolls everything back."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except apsw.BusyError:
+            raise _busy(self.db_path) from None
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        try:
+            self.db.execute("COMMIT")
+        except apsw.BusyError:
+            self.db.execute("ROLLBACK")
+            raise _busy(self.db_path) from None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every query inside sees the same committed state."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
+    # -- meta ------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def all_meta(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
+
+    # -- writes (call inside transaction()) ------------------------------------------------
+
+    def stored_stats(self) -> dict[str, StoredStat]:
+        return {
+            path: StoredStat(nid, mtime, size, digest)
+            for nid, path, mtime, size, digest in self.db.execute(
+                "SELECT id, path, mtime_ns, size, hash FROM notes"
+            )
+        }
+
+    def update_stat(self, note_id: int, mtime_ns: int, size: int) -> None:
+        self.db.execute(
+            "UPDATE notes SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, note_id)
+        )
+
+    def upsert_note(self, row: NoteRow, note_id: int | None) -> int:
+        values = (
+            row.path,
+            row.title,
+            row.title_source,
+            row.date,
+            row.date_source,
+            row.mtime_ns,
+            row.size,
+            row.hash,
+            json.dumps(row.frontmatter, ensure_ascii=False, sort_keys=True),
+            json.dumps(row.headings, ensure_ascii=False),
+            row.summary,
+            row.body,
+            row.body_line,
+            row.priority,
+            row.status,
+            int(row.truncated),
+        )
+        if note_id is None:
+            self.db.execute(
+                "INSERT INTO notes(path, title, title_source, date, date_source, mtime_ns, size,"
+                " hash, frontmatter, headings, summary, body, body_line, priority, status,"
+                " truncated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                values,
+            )
+            note_id = int(self.db.last_insert_rowid())
+        else:
+            self.db.execute(
+                "UPDATE notes SET path=?, title=?, title_source=?, date=?, date_source=?,"
+                " mtime_ns=?, size=?, hash=?, frontmatter=?, headings=?, summary=?, body=?,"
+                " body_line=?, priority=?, status=?, truncated=? WHERE id = ?",
+                (*values, note_id),
+            )
+            self._delete_derived(note_id)
+        self.db.executemany(
+            "INSERT OR IGNORE INTO tags(note_id, tag, tag_key, origin, position)"
+            " VALUES (?,?,?,?,?)",
+            [(note_id, tag, tag.casefold(), origin, i) for i, (tag, origin) in enumerate(row.tags)],
+        )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO links(note_id, target, target_key) VALUES (?,?,?)",
+            [(note_id, target, target.casefold()) for target in row.links],
+        )
+        self.db.execute(
+            "INSERT INTO fts(rowid, title, tags, summary, body) VALUES (?,?,?,?,?)",
+            (note_id, *row.fts),
+        )
+        return note_id
+
+    def _delete_derived(self, note_id: int) -> None:
+        self.db.execute("DELETE FROM tags WHERE note_id = ?", (note_id,))
+        self.db.execute("DELETE FROM links WHERE note_id = ?", (note_id,))
+        self.db.execute("DELETE FROM fts WHERE rowid = ?", (note_id,))
+
+    def delete_note(self, note_id: int) -> None:
+        self._delete_derived(note_id)
+        self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+
+    def clear(self) -> None:
+        """Drop every derived row (for rebuild); meta is kept."""
+        self.db.execute("DELETE FROM tags; DELETE FROM links; DELETE FROM notes;")
+        self.db.execute("DELETE FROM fts")
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return list(self.db.execute(sql, params))
+        except apsw.BusyError:
+            raise _busy(self.db_path) from None
+
+    def fts_check(self) -> str | None:
+        """Run FTS5's integrity check; None when healthy, else the error text."""
+        try:
+            self.db.execute("INSERT INTO fts(fts, rank) VALUES ('integrity-check', 0)")
+        except apsw.Error as exc:
+            return str(exc)
+        return None
+
+    def fts_columns(self) -> tuple[str, ...]:
+        return FTS_COLUMNS
+
+
+def default_db_path(vault_root: Path) -> Path:
+    return vault_root / ".lore" / "index.sqlite"
+
+
+def db_path_from_env() -> Path | None:
+    value = os.environ.get("LORE_DB")
+    return Path(value).expanduser() if value else None
