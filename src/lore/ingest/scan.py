@@ -28,12 +28,12 @@ class FileStat:
     size: int
 
 
-def load_ignore(root: Path) -> pathspec.PathSpec[Any]:
+def load_ignore(root: Path) -> pathspec.GitIgnoreSpec:
     ignore_file = root / IGNORE_FILE
     lines: list[str] = []
     if ignore_file.is_file():
         lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _inside(root: Path, target: str) -> bool:
