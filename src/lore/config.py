@@ -22,12 +22,14 @@ class Settings:
         default_factory=lambda: {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
     )
     highlight: tuple[str, str] = ("«", "»")
+    max_df_ratio: float = 0.1
 
 
 _ENV = {
     "LORE_DB": "db",
     "LORE_MAX_FILE_BYTES": "max_file_bytes",
     "LORE_FIELD_WEIGHTS": "field_weights",
+    "LORE_MAX_DF_RATIO": "max_df_ratio",
 }
 
 
@@ -49,6 +51,11 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             if unknown:
                 raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
             return {**Settings().field_weights, **weights}
+        if name == "max_df_ratio":
+            ratio = float(value)
+            if not 0.0 < ratio <= 1.0:
+                raise ValueError("must be in (0, 1]")
+            return ratio
         if name == "highlight":
             start, end = value
             return (str(start), str(end))
@@ -70,6 +77,8 @@ def load_settings(vault_root: Path, **overrides: Any) -> Settings:
         for key, value in section.items():
             if key in known:
                 settings = replace(settings, **{key: _coerce(key, value, str(config_path))})
+        if settings.db is not None and not settings.db.is_absolute():
+            settings = replace(settings, db=vault_root / settings.db)  # relative to the vault
     for env, name in _ENV.items():
         if os.environ.get(env):
             settings = replace(settings, **{name: _coerce(name, os.environ[env], env)})

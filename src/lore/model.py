@@ -69,6 +69,7 @@ class Explain:
     matched_terms: list[str]
     query_terms: list[str]
     fts_query: str
+    dropped_terms: list[str]  # too common to discriminate, or absent from the index
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

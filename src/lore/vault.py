@@ -49,6 +49,7 @@ class DoctorReport:
     stale: list[str] = field(default_factory=list)  # indexed, but the file changed since
     orphaned: list[str] = field(default_factory=list)  # indexed, but the file is gone
     skipped: list[Skipped] = field(default_factory=list)
+    unreadable: list[Skipped] = field(default_factory=list)  # lore index cannot fix these
     fts_error: str | None = None
 
     @property
@@ -62,6 +63,7 @@ class DoctorReport:
             "stale": self.stale,
             "orphaned": self.orphaned,
             "skipped": [s.__dict__ for s in self.skipped],
+            "unreadable": [s.__dict__ for s in self.unreadable],
             "fts_error": self.fts_error,
             "repair": self.repair,
         }
@@ -156,6 +158,7 @@ class Vault:
             markers=self.settings.highlight,
             field_weights=self.settings.field_weights,
             mode=self.mode,
+            max_df_ratio=self.settings.max_df_ratio,
         )
         return run_search(self.store, query, filters, options)
 
@@ -251,14 +254,23 @@ class Vault:
         skipped: list[Skipped] = []
         files = {f.path: f for f in scan_vault(self.root, skipped)}
         stored = self.store.stored_stats()
-        missing = sorted(p for p in files if p not in stored)
+        bad = self.store.unreadable()
+        unreadable = [
+            Skipped(p, b.reason)
+            for p, b in sorted(bad.items())
+            if p in files and (files[p].mtime_ns, files[p].size) == (b.mtime_ns, b.size)
+        ]
+        known_bad = {s.path for s in unreadable}
+        missing = sorted(p for p in files if p not in stored and p not in known_bad)
         orphaned = sorted(p for p in stored if p not in files)
         stale = sorted(
             p
             for p, f in files.items()
-            if p in stored and (stored[p].mtime_ns, stored[p].size) != (f.mtime_ns, f.size)
+            if p in stored
+            and p not in known_bad
+            and (stored[p].mtime_ns, stored[p].size) != (f.mtime_ns, f.size)
         )
-        return DoctorReport(missing, stale, orphaned, skipped, self.store.fts_check())
+        return DoctorReport(missing, stale, orphaned, skipped, unreadable, self.store.fts_check())
 
 
 def open_vault(

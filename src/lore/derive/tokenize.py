@@ -25,11 +25,14 @@ from functools import lru_cache
 _CJK_CLASS = (
     "\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u3100-\u312f"
     "\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-    "\U00020000-\U0003134f"
+    "\uff66-\uff9f\U00020000-\U0003134f"
 )
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 _RUN = re.compile(r"[^\W_]+")
 _PIECE = re.compile(f"[{_CJK_CLASS}]|[^\\W_{_CJK_CLASS}]+")
+# A run of CJK word characters (the lookahead leaves out CJK punctuation such as ・), or a
+# run of other word characters: the same pieces `_RUN` then `_PIECE` produce.
+_RUN_OR_WORD = re.compile(f"(?:(?![\\W_])[{_CJK_CLASS}])+|[^\\W_{_CJK_CLASS}]+")
 _ASCII_ALPHA = re.compile(r"[a-z]+")
 _MAX_WORD = 64  # longer "words" are base64 blobs or hashes: cut, never dropped silently
 
@@ -102,9 +105,25 @@ def tokenize(text: str) -> list[Token]:
     return list(iter_tokens(text))
 
 
+@lru_cache(maxsize=100_000)
+def _cjk_term(char: str) -> str:
+    return unicodedata.normalize("NFKC", char)
+
+
 def terms(text: str) -> list[str]:
-    """The normalised terms of `text`, in order (what the full-text index stores)."""
-    return [token.term for token in iter_tokens(text)]
+    """The normalised terms of `text`, in order (what the full-text index stores).
+
+    Same result as `[t.term for t in iter_tokens(text)]`, without building Token objects
+    or visiting CJK characters one by one in Python: this is the indexing hot path.
+    """
+    out: list[str] = []
+    extend = out.extend
+    for piece in _RUN_OR_WORD.findall(text):
+        if _CJK_CHAR.match(piece):
+            extend(map(_cjk_term, piece))
+        else:
+            extend(normalize_word(piece))
+    return out
 
 
 def index_text(text: str) -> str:

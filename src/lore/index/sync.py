@@ -16,16 +16,17 @@ import datetime as dt
 import hashlib
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..derive.fields import distinct_terms, fts_fields
 from ..derive.summary import long_summary
-from ..derive.tokenize import index_text
 from ..ingest.parse import parse_note
 from ..ingest.scan import FileStat, scan_vault
 from ..model import Skipped, SyncReport
-from ..store.sqlite import NoteRow, SqliteStore, StoredStat
+from ..store.sqlite import NoteRow, SqliteStore, StoredStat, Unreadable
 
 Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -77,22 +78,21 @@ def decode_note(raw: NoteBytes) -> str:
         ) from None
 
 
-def derive_row(rel_path: str, raw: NoteBytes, text: str, digest: str) -> tuple[NoteRow, list[str]]:
+def derive_row(
+    rel_path: str, raw: NoteBytes, text: str, digest: str, max_file_bytes: int
+) -> tuple[NoteRow, list[str]]:
     mtime_date = dt.datetime.fromtimestamp(raw.mtime_ns / 1e9).date().isoformat()
     note = parse_note(text, rel_path, mtime_date)
     fm = note.frontmatter
     summary = long_summary(note.body)
-    aliases = fm.get("aliases")
-    alias_text = " ".join(str(a) for a in aliases) if isinstance(aliases, list) else ""
-    if isinstance(aliases, str):
-        alias_text = aliases
     all_tags = [(t, "frontmatter") for t in note.tags] + [(t, "inline") for t in note.inline_tags]
     priority = fm.get("priority")
     status = fm.get("status")
     problems = list(note.problems)
     if raw.truncated:
         problems.append(
-            f"larger than {len(raw.data) // (1024 * 1024) or 1} MB; only its head is indexed"
+            f"larger than {_size_text(max_file_bytes)} ({_size_text(raw.size)});"
+            " only its head is indexed"
         )
     if not text.strip():
         problems.append("empty note; indexed by its file name")
@@ -115,18 +115,92 @@ def derive_row(rel_path: str, raw: NoteBytes, text: str, digest: str) -> tuple[N
         truncated=raw.truncated,
         tags=all_tags,
         links=note.links,
-        fts=(
-            index_text(f"{note.title} {alias_text}"),
-            index_text(" ".join(t for t, _origin in all_tags)),
-            index_text(summary),
-            index_text(note.body),
-        ),
+        fts=fts_fields(note.title, fm, [t for t, _origin in all_tags], summary, note.body),
     )
     return row, problems
 
 
 def _stat_changed(stat: FileStat, stored: StoredStat | None) -> bool:
     return stored is None or (stored.mtime_ns, stored.size) != (stat.mtime_ns, stat.size)
+
+
+def _size_text(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
+
+
+class _Sync:
+    """One sync run: the state shared by its steps, kept out of a 150-line function."""
+
+    def __init__(self, store: SqliteStore, root: Path, rebuild: bool, max_file_bytes: int):
+        self.store = store
+        self.root = root
+        self.rebuild = rebuild
+        self.max_file_bytes = max_file_bytes
+        self.skipped: list[Skipped] = []
+        self.warnings: list[Skipped] = []
+        self.added: list[str] = []
+        self.changed: list[str] = []
+        self.deleted: list[str] = []
+        self.unchanged = 0
+        self.df_delta: Counter[str] = Counter()  # document-frequency changes, applied last
+
+    def pending(self, stat: FileStat, stored: StoredStat | None, bad: Unreadable | None) -> bool:
+        """Does this file need reading? Not when its stat matches the index, nor when it
+        matches a file already known to be unreadable."""
+        if self.rebuild:
+            return True
+        if bad is not None and (bad.mtime_ns, bad.size) == (stat.mtime_ns, stat.size):
+            return False
+        return _stat_changed(stat, stored)
+
+    def take(self, stat: FileStat, previous: StoredStat | None, bad: Unreadable | None) -> None:
+        store = self.store
+        try:
+            raw = read_note_bytes(self.root / stat.path, self.max_file_bytes)
+            digest = hashlib.sha256(raw.data).hexdigest()
+            if raw.truncated:
+                digest = f"{digest}+{raw.size}"
+            same = previous is not None and previous.hash == digest and not self.rebuild
+            # A date taken from the mtime changes with a touch: re-derive those notes.
+            if same and previous is not None and previous.date_source != "mtime":
+                store.update_stat(previous.id, raw.mtime_ns, raw.size)
+                self.unchanged += 1
+                return
+            text = decode_note(raw)
+        except UnreadableNote as exc:
+            kept = "; the indexed version is kept" if previous is not None else ""
+            self.skipped.append(Skipped(stat.path, f"{exc}{kept}"))
+            store.mark_unreadable(stat.path, stat.mtime_ns, stat.size, str(exc))
+            if previous is not None and self.rebuild:
+                # Rebuild cannot re-derive it: put its stored version back in the search index.
+                fields = fts_fields(*store.note_fields(previous.id))
+                store.reinsert_fts(previous.id, fields)
+                self.df_delta.update(distinct_terms(fields))
+            return
+        if bad is not None:
+            store.clear_unreadable(stat.path)
+        row, problems = derive_row(stat.path, raw, text, digest, self.max_file_bytes)
+        if previous is not None and not self.rebuild:
+            self.forget(previous.id)
+        self.df_delta.update(distinct_terms(row.fts))
+        store.upsert_note(row, previous.id if previous else None)
+        # A rebuild empties the index and fills it again: every note it derives is "added".
+        (self.changed if previous and not self.rebuild else self.added).append(stat.path)
+        self.warnings.extend(Skipped(stat.path, problem) for problem in problems)
+
+    def forget(self, note_id: int) -> None:
+        self.df_delta.subtract(distinct_terms(fts_fields(*self.store.note_fields(note_id))))
+
+    def report(self, started: float) -> SyncReport:
+        return SyncReport(
+            added=sorted(self.added),
+            changed=sorted(self.changed),
+            deleted=sorted(self.deleted),
+            unchanged=self.unchanged,
+            skipped=sorted(self.skipped, key=lambda s: s.path),
+            warnings=sorted(self.warnings, key=lambda s: s.path),
+            seconds=time.perf_counter() - started,
+        )
 
 
 def sync(
@@ -137,67 +211,52 @@ def sync(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     progress: Progress | None = None,
 ) -> SyncReport:
+    """Bring the index in line with the files; with `rebuild`, re-derive every note."""
     started = time.perf_counter()
-    skipped: list[Skipped] = []
-    files = list(scan_vault(root, skipped))
+    run = _Sync(store, root, rebuild, max_file_bytes)
+    files = list(scan_vault(root, run.skipped))
     seen = {f.path for f in files}
 
-    # A read-only look first: when no stat changed and nothing vanished, take no lock.
+    # A read-only look first: when nothing needs reading and nothing vanished, take no lock.
     stored = store.stored_stats()
+    bad = store.unreadable()
     if (
         not rebuild
-        and not any(_stat_changed(f, stored.get(f.path)) for f in files)
+        and not any(run.pending(f, stored.get(f.path), bad.get(f.path)) for f in files)
         and all(path in seen for path in stored)
+        and all(path in seen for path in bad)
     ):
-        return SyncReport(
-            unchanged=len(files), skipped=skipped, seconds=time.perf_counter() - started
-        )
+        run.unchanged = sum(1 for f in files if f.path in stored)
+        run.skipped += [Skipped(p, b.reason) for p, b in bad.items() if p not in stored]
+        return run.report(started)
 
-    added: list[str] = []
-    changed: list[str] = []
-    deleted: list[str] = []
-    warnings: list[Skipped] = []
-    unchanged = 0
     with store.transaction():
-        stored = {} if rebuild else store.stored_stats()  # re-read under the write lock
+        stored = store.stored_stats()  # re-read under the write lock
+        bad = store.unreadable()
         if rebuild:
-            store.clear()
-        candidates = [f for f in files if _stat_changed(f, stored.get(f.path))]
-        unchanged = len(files) - len(candidates)
+            store.clear_search_index()
+        candidates = []
+        for stat in files:
+            if run.pending(stat, stored.get(stat.path), bad.get(stat.path)):
+                candidates.append(stat)
+            elif stat.path in stored:
+                run.unchanged += 1
+            elif stat.path in bad:
+                run.skipped.append(Skipped(stat.path, bad[stat.path].reason))
         for done, stat in enumerate(candidates, 1):
             if progress is not None:
                 progress(done, len(candidates), stat.path)
-            previous = stored.get(stat.path)
-            try:
-                raw = read_note_bytes(root / stat.path, max_file_bytes)
-                digest = hashlib.sha256(raw.data).hexdigest()
-                if raw.truncated:
-                    digest = f"{digest}+{raw.size}"
-                if previous is not None and previous.hash == digest:
-                    store.update_stat(previous.id, raw.mtime_ns, raw.size)
-                    unchanged += 1
-                    continue
-                text = decode_note(raw)
-            except UnreadableNote as exc:
-                kept = "; the indexed version is kept" if previous is not None else ""
-                skipped.append(Skipped(stat.path, f"{exc}{kept}"))
-                continue
-            row, problems = derive_row(stat.path, raw, text, digest)
-            store.upsert_note(row, previous.id if previous else None)
-            (changed if previous else added).append(stat.path)
-            warnings.extend(Skipped(stat.path, problem) for problem in problems)
+            run.take(stat, stored.get(stat.path), bad.get(stat.path))
         for path, previous in sorted(stored.items()):
             if path not in seen:
+                if not rebuild:
+                    run.forget(previous.id)
                 store.delete_note(previous.id)
-                deleted.append(path)
-        if added or changed or deleted:
+                run.deleted.append(path)
+        for path in bad:
+            if path not in seen:
+                store.clear_unreadable(path)
+        store.apply_df(run.df_delta)
+        if run.added or run.changed or run.deleted or rebuild:
             store.set_meta("last_sync", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-    return SyncReport(
-        added=sorted(added),
-        changed=sorted(changed),
-        deleted=deleted,
-        unchanged=unchanged,
-        skipped=sorted(skipped, key=lambda s: s.path),
-        warnings=sorted(warnings, key=lambda s: s.path),
-        seconds=time.perf_counter() - started,
-    )
+    return run.report(started)

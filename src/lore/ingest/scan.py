@@ -72,14 +72,18 @@ def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
                     continue
                 subfolders.append((Path(entry.path), rel + "/"))
                 continue
+            if is_link and os.path.isdir(entry.path):
+                if entry.name not in ALWAYS_IGNORED_DIRS and not spec.match_file(rel + "/"):
+                    where = "inside" if _inside(root, entry.path) else "outside"
+                    skipped.append(
+                        Skipped(rel, f"symlink to a folder {where} the vault; not followed")
+                    )
+                continue
             if not entry.name.lower().endswith(NOTE_SUFFIXES) or spec.match_file(rel):
                 continue
             if is_link:
                 if not _inside(root, entry.path):
                     skipped.append(Skipped(rel, "symlink points outside the vault; not followed"))
-                    continue
-                if os.path.isdir(entry.path):
-                    skipped.append(Skipped(rel, "symlink to a folder; not followed"))
                     continue
             try:
                 st = os.stat(entry.path)

@@ -15,6 +15,7 @@ Terms:
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -73,7 +74,8 @@ class QueryPlan:
 
     @property
     def fts_query(self) -> str:
-        return " OR ".join(term.fts() for term in self.terms)
+        # An empty plan still yields valid FTS5 syntax: the empty phrase matches nothing.
+        return " OR ".join(term.fts() for term in self.terms) or '""'
 
     @property
     def empty(self) -> bool:
@@ -132,7 +134,7 @@ def _latin_terms(chunk: str) -> list[QueryTerm]:
     tokens = [t.term for t in iter_tokens(chunk) if not t.is_cjk]
     if not tokens:
         return []
-    if len(tokens) > 1 and _JOINERS.match(chunk.strip()):
+    if len(tokens) > 1 and _JOINERS.match(unicodedata.normalize("NFKC", chunk.strip())):
         return [QueryTerm(tuple(tokens), "phrase")]
     return [QueryTerm((t,), "word") for t in tokens]
 

@@ -20,6 +20,9 @@ from .query import QueryPlan, plan
 from .snippet import build_evidence, matched_in
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
+MAX_DF_RATIO = 0.1
+PRUNE_ABOVE_TERMS = 12  # short queries cost little: keep every term that can match
+KEEP_WHEN_ALL_COMMON = 4
 MAX_LIMIT = 1000
 _DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
@@ -43,6 +46,7 @@ class SearchOptions:
     markers: tuple[str, str] = ("«", "»")
     field_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
     mode: str = "mode4"
+    max_df_ratio: float = MAX_DF_RATIO
 
 
 def parse_date_bound(value: str | None, *, name: str, end: bool) -> str | None:
@@ -80,7 +84,8 @@ def make_filters(
 
 
 def _glob(path: str) -> str:
-    path = path.lstrip("./") if path.startswith("./") else path
+    while path.startswith("./"):
+        path = path[2:]
     if not any(c in path for c in "*?["):
         return path.rstrip("/") + "*" if path.endswith("/") else path + "*"
     return path
@@ -107,6 +112,43 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
 def _weights(options: SearchOptions) -> list[float]:
     w = options.field_weights
     return [float(w.get(name, DEFAULT_FIELD_WEIGHTS[name])) for name in DEFAULT_FIELD_WEIGHTS]
+
+
+def prune(
+    store: SqliteStore, query_plan: QueryPlan, max_df_ratio: float
+) -> tuple[QueryPlan, list[str]]:
+    """Drop terms that cannot match or barely discriminate, before FTS5 sees them.
+
+    BM25 gives a term found in more than `max_df_ratio` of the notes a small weight, yet
+    FTS5 must score every note that holds it: at 100k notes a long question's common
+    characters make it 10x slower for a change in ranking that rarely matters. So in
+    queries of more than PRUNE_ABOVE_TERMS terms, single tokens that common are dropped;
+    phrases are always kept (a phrase of common characters can still be rare). Terms
+    absent from the index are dropped in every query (they match nothing).
+    Returns the pruned plan and the texts of the dropped terms (for --explain).
+    """
+    tokens = sorted({tok for term in query_plan.terms for tok in term.tokens})
+    df = store.document_frequencies(tokens)
+    total = max(int(store.query("SELECT count(*) FROM notes")[0][0]), 1)
+    limit = max_df_ratio * total
+    kept, dropped = [], []
+    many = len(query_plan.terms) > PRUNE_ABOVE_TERMS
+    for term in query_plan.terms:
+        rarest = min(df.get(tok, 0) for tok in term.tokens)
+        common = len(term.tokens) == 1 and rarest > limit and many
+        if rarest == 0 or common:
+            dropped.append(term)
+        else:
+            kept.append(term)
+    if not kept:
+        # Everything is common: keep the rarest few so the query still ranks something.
+        present = [t for t in query_plan.terms if min(df.get(x, 0) for x in t.tokens) > 0]
+        present.sort(key=lambda t: min(df[x] for x in t.tokens))
+        kept = present[:KEEP_WHEN_ALL_COMMON]
+        dropped = [t for t in dropped if t not in kept]
+    kept_set = set(kept)
+    ordered = [t for t in query_plan.terms if t in kept_set]
+    return QueryPlan(text=query_plan.text, terms=ordered), [t.text for t in dropped]
 
 
 def rank(
@@ -152,15 +194,17 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
     if not isinstance(options.limit, int) or options.limit < 1:
         raise QueryError(f"--limit must be a positive number, not {options.limit!r}")
     limit = min(options.limit, MAX_LIMIT)
-    query_plan = plan(text)
+    full_plan = plan(text)
+    query_plan = full_plan
     if query_plan.empty:
         reason = "empty query" if not text.strip() else "the query has no searchable words"
         return SearchResult([], query=text, mode=options.mode, reason=reason)
     weights = _weights(options)
     with store.snapshot():
-        ranked = rank(store, query_plan, filters, limit, weights)
+        query_plan, dropped = prune(store, query_plan, options.max_df_ratio)
+        ranked = rank(store, query_plan, filters, limit, weights) if query_plan.terms else []
         if not ranked:
-            matched = _count(store, query_plan)
+            matched = _count(store, query_plan) if query_plan.terms else 0
             reason = (
                 f"{matched} note(s) matched, but all were filtered out"
                 if matched and filters.active
@@ -198,8 +242,9 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
             explain = Explain(
                 fields=field_scores.get(nid, {}),
                 matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
-                query_terms=[t.text for t in query_plan.terms],
+                query_terms=[t.text for t in full_plan.terms],
                 fts_query=query_plan.fts_query,
+                dropped_terms=dropped,
             )
         hits.append(
             Hit(

@@ -17,6 +17,9 @@ from .query import QueryPlan, QueryTerm
 SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
 _WEIGHTS = {"cjk_char": 1.0, "word": 4.0, "phrase": 6.0, "cjk_word": 3.0}
 _WS = re.compile(r"\s+")
+# Markdown that only adds noise to a one-line snippet: heading and quote marks at the
+# start of a line. Matched against the whole body, so "^" means a real line start.
+_LINE_MARKUP = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,37 @@ def _flat(text: str) -> str:
     return _WS.sub(" ", text)
 
 
+def _markup_free(body: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of body[start:end] left once line-start markup is cut out."""
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    for mark in _LINE_MARKUP.finditer(body, start, end):
+        if mark.start() > cursor:
+            spans.append((cursor, mark.start()))
+        cursor = max(cursor, mark.end())
+    if cursor < end:
+        spans.append((cursor, end))
+    return spans
+
+
+def _render(
+    body: str, start: int, end: int, highlights: list[tuple[int, int]], markers: tuple[str, str]
+) -> str:
+    """body[start:end] without line-start markup, highlights wrapped in the markers."""
+    out: list[str] = []
+    for span_start, span_end in _markup_free(body, start, end):
+        cursor = span_start
+        for h_start, h_end in highlights:
+            if h_end <= cursor or h_start >= span_end:
+                continue
+            h_start, h_end = max(h_start, cursor), min(h_end, span_end)
+            out.append(body[cursor:h_start])
+            out.append(markers[0] + body[h_start:h_end] + markers[1])
+            cursor = h_end
+        out.append(body[cursor:span_end])
+    return "".join(out)
+
+
 def build_evidence(
     body: str,
     body_line: int,
@@ -96,11 +130,18 @@ def build_evidence(
     if not matches:
         head = body.strip()
         lead = body.find(head[:1]) if head else 0
-        snippet = _flat(head[:width])
+        snippet = _flat(_render(head, 0, min(width, len(head)), [], markers)).strip()
         if len(head) > width:
             snippet += "…"
         return Evidence(snippet, None, body_line + body.count("\n", 0, max(lead, 0)), [])
 
+    # A match in a first heading that repeats the title says nothing the title does not:
+    # look for the evidence in the text below it when there is any.
+    if headings and headings[0][0] == 1 and headings[0][2] < 3:
+        heading_end = body.find("\n", headings[0][2])
+        below = [m for m in matches if heading_end >= 0 and m.start > heading_end]
+        if below:
+            matches = below
     lo, hi = _best_window(matches, width)
     window = matches[lo:hi]
     first, last = window[0].start, max(m.end for m in window)
@@ -112,14 +153,7 @@ def build_evidence(
         start = boundary + 1
     end = min(len(body), max(last, start + width))
     spans = _merge([(m.start, m.end) for m in window if m.start >= start and m.end <= end])
-    pieces: list[str] = []
-    cursor = start
-    for span_start, span_end in spans:
-        pieces.append(body[cursor:span_start])
-        pieces.append(markers[0] + body[span_start:span_end] + markers[1])
-        cursor = span_end
-    pieces.append(body[cursor:end])
-    snippet = _flat("".join(pieces)).strip()
+    snippet = _flat(_render(body, start, end, spans, markers)).strip()
     if start > 0:
         snippet = "…" + snippet
     if end < len(body.rstrip()):

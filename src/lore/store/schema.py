@@ -57,6 +57,16 @@ def m001_core(db: Any) -> None:
             PRIMARY KEY (note_id, target_key)
         ) WITHOUT ROWID;
         CREATE INDEX links_target ON links(target_key);
+        CREATE TABLE unreadable (
+            path     TEXT PRIMARY KEY,          -- a note file the last sync could not read
+            mtime_ns INTEGER NOT NULL,
+            size     INTEGER NOT NULL,
+            reason   TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE term_df (
+            term TEXT PRIMARY KEY,              -- a token of the FTS stream
+            df   INTEGER NOT NULL               -- notes containing it (any field)
+        ) WITHOUT ROWID;
         CREATE VIRTUAL TABLE fts USING fts5(
             title, tags, summary, body,
             content = '', contentless_delete = 1, tokenize = 'ascii'

@@ -30,6 +30,16 @@ class StoredStat:
     mtime_ns: int
     size: int
     hash: str
+    date_source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A file the last sync could not take in, with the stat it had then."""
+
+    mtime_ns: int
+    size: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -208,11 +218,40 @@ class SqliteStore:
 
     def stored_stats(self) -> dict[str, StoredStat]:
         return {
-            path: StoredStat(nid, mtime, size, digest)
-            for nid, path, mtime, size, digest in self.db.execute(
-                "SELECT id, path, mtime_ns, size, hash FROM notes"
+            path: StoredStat(nid, mtime, size, digest, date_source)
+            for nid, path, mtime, size, digest, date_source in self.db.execute(
+                "SELECT id, path, mtime_ns, size, hash, date_source FROM notes"
             )
         }
+
+    def unreadable(self) -> dict[str, Unreadable]:
+        return {
+            str(path): Unreadable(int(mtime), int(size), str(reason))
+            for path, mtime, size, reason in self.db.execute(
+                "SELECT path, mtime_ns, size, reason FROM unreadable"
+            )
+        }
+
+    def mark_unreadable(self, path: str, mtime_ns: int, size: int, reason: str) -> None:
+        self.db.execute(
+            "INSERT INTO unreadable(path, mtime_ns, size, reason) VALUES (?,?,?,?)"
+            " ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns,"
+            " size = excluded.size, reason = excluded.reason",
+            (path, mtime_ns, size, reason),
+        )
+
+    def clear_unreadable(self, path: str) -> None:
+        self.db.execute("DELETE FROM unreadable WHERE path = ?", (path,))
+
+    def reinsert_fts(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
+        self.db.execute(
+            "INSERT INTO fts(rowid, title, tags, summary, body) VALUES (?,?,?,?,?)",
+            (note_id, *fields),
+        )
+
+    def clear_search_index(self) -> None:
+        """Empty the full-text index and the document frequencies (rebuild re-fills them)."""
+        self.db.execute("DELETE FROM fts; DELETE FROM term_df;")
 
     def update_stat(self, note_id: int, mtime_ns: int, size: int) -> None:
         self.db.execute(
@@ -278,10 +317,42 @@ class SqliteStore:
         self._delete_derived(note_id)
         self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
 
-    def clear(self) -> None:
-        """Drop every derived row (for rebuild); meta is kept."""
-        self.db.execute("DELETE FROM tags; DELETE FROM links; DELETE FROM notes;")
-        self.db.execute("DELETE FROM fts")
+    def note_fields(self, note_id: int) -> tuple[str, dict[str, Any], list[str], str, str]:
+        """(title, front matter, tags, summary, body) as stored, to re-derive old terms."""
+        row = self.db.execute(
+            "SELECT title, frontmatter, summary, body FROM notes WHERE id = ?", (note_id,)
+        ).fetchone()
+        assert row is not None, f"note {note_id} vanished inside a transaction"
+        title, fm, summary, body = row
+        tags = [
+            str(tag)
+            for (tag,) in self.db.execute(
+                "SELECT tag FROM tags WHERE note_id = ? ORDER BY position", (note_id,)
+            )
+        ]
+        return str(title), json.loads(fm), tags, str(summary), str(body)
+
+    def apply_df(self, delta: dict[str, int]) -> None:
+        changes = [(term, n) for term, n in delta.items() if n]
+        self.db.executemany(
+            "INSERT INTO term_df(term, df) VALUES (?, ?)"
+            " ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+            changes,
+        )
+        self.db.execute("DELETE FROM term_df WHERE df <= 0")
+
+    def document_frequencies(self, terms: list[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for start in range(0, len(terms), 500):
+            chunk = terms[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                (str(t), int(n))
+                for t, n in self.db.execute(
+                    f"SELECT term, df FROM term_df WHERE term IN ({marks})", chunk
+                )
+            )
+        return found
 
     # -- reads -----------------------------------------------------------------------------
 

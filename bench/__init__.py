@@ -1,0 +1,1 @@
+"""Retrieval-quality and scale benchmarks for lore (run from the repo root, see README.md)."""

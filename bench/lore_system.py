@@ -1,0 +1,126 @@
+"""lore behind the same System interface as the baselines, plus a guarded import.
+
+lore is being written alongside this harness, so importing it may fail (not installed, half
+written). `import_lore()` never raises: it returns the module or the reason it is unusable,
+and the harness carries on with the baselines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from bench.datasets import REPO_ROOT, Doc
+
+SAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def import_lore() -> tuple[ModuleType | None, str]:
+    """(lore module, "") or (None, why not). Falls back to <repo>/src when lore is not
+    installed into the venv yet, so the bench works on a fresh checkout too."""
+    src = REPO_ROOT / "src"
+    note = ""
+    try:
+        lore = importlib.import_module("lore")
+    except ImportError:
+        if not (src / "lore" / "__init__.py").is_file():
+            return (
+                None,
+                "lore is not importable (not installed, and src/lore/__init__.py is missing)",
+            )
+        sys.path.insert(0, str(src))
+        note = f" (not installed; imported from {src})"
+        try:
+            lore = importlib.import_module("lore")
+        except Exception:  # any import failure is reported, not fatal
+            return None, "import lore failed:\n" + traceback.format_exc(limit=3)
+    except Exception:  # e.g. a SyntaxError in a module lore imports
+        return None, "import lore failed:\n" + traceback.format_exc(limit=3)
+    # lore exports names lazily, so fetching `open` is what imports lore.vault and its deps.
+    try:
+        open_ = getattr(lore, "open", None)
+    except Exception:  # a half-written module: report it, keep the baselines running
+        return None, "lore.open failed to import:\n" + traceback.format_exc(limit=3)
+    # Without src/lore/__init__.py, src/lore would import as an empty namespace package.
+    if not callable(open_):
+        where = getattr(lore, "__file__", None) or list(getattr(lore, "__path__", []))
+        return None, f"lore imported from {where} but has no lore.open() yet"
+    return lore, note
+
+
+def safe_filename(doc_id: str) -> str:
+    """A portable file stem for a doc id. Ids that had to be altered get a short hash suffix,
+    so two ids that sanitise to the same text cannot overwrite each other's note."""
+    stem = SAFE_NAME_RE.sub("_", doc_id).strip("._") or "doc"
+    if stem != doc_id:
+        stem = f"{stem[:80]}-{hashlib.sha1(doc_id.encode()).hexdigest()[:8]}"
+    return stem
+
+
+def note_text(front_matter: dict[str, Any], body: str) -> str:
+    # yaml.safe_dump quotes whatever needs it (ids that look like numbers or dates, titles with
+    # colons), so the front matter round-trips to the same strings.
+    fm = yaml.safe_dump(front_matter, allow_unicode=True, sort_keys=False, width=10_000)
+    return f"---\n{fm}---\n\n{body.rstrip()}\n"
+
+
+def write_vault(docs: Sequence[Doc], vault: Path) -> None:
+    notes = vault / "notes"
+    notes.mkdir(parents=True, exist_ok=True)
+    for doc in docs:
+        text = note_text({"id": doc.id, "title": doc.title}, doc.text)
+        (notes / f"{safe_filename(doc.id)}.md").write_text(text, encoding="utf-8", newline="\n")
+
+
+class LoreSystem:
+    """Writes the set as a temp vault (untimed), then times lore.open() + sync() as `index`."""
+
+    name = "lore"
+    langs = frozenset({"zh", "en"})
+
+    def __init__(self, lore: ModuleType) -> None:
+        self._lore = lore
+        self._tmp = tempfile.TemporaryDirectory(prefix="lore-bench-")
+        self.vault_dir = Path(self._tmp.name) / "vault"
+        self._vault: Any = None
+        self.warnings: list[str] = []
+
+    def prepare(self, docs: Sequence[Doc]) -> None:
+        write_vault(docs, self.vault_dir)
+
+    def index(self, docs: Sequence[Doc]) -> None:
+        self._vault = self._lore.open(self.vault_dir, db=None)
+        report = self._vault.sync()
+        added = len(getattr(report, "added", []))
+        if added != len(docs):
+            skipped = getattr(report, "skipped", [])
+            self.warnings.append(
+                f"sync added {added} of {len(docs)} notes; skipped: {list(skipped)[:3]}"
+            )
+
+    def search(self, query: str, k: int) -> list[str]:
+        hits = self._vault.search(query, limit=k)
+        # Ids are mapped back through front matter. lore may return several hits of one note
+        # (e.g. per section); only the note's first appearance counts, as for a ranked list
+        # of documents. A hit without an id is kept as a sure miss so ranks stay honest.
+        out: list[str] = []
+        for hit in hits:
+            doc_id = (hit.frontmatter or {}).get("id")
+            out.append(str(doc_id) if doc_id is not None else f"<no id: {hit.path}>")
+        return list(dict.fromkeys(out))
+
+    def close(self) -> None:
+        if self._vault is not None:
+            self._vault.close()
+            self._vault = None
+        self._tmp.cleanup()

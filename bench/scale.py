@@ -1,0 +1,365 @@
+"""Scale benchmark: sync time, no-op sync, query latency and peak memory of lore on
+generated vaults of N notes, each size measured in its own subprocess.
+
+    .venv/bin/python -m bench.scale [--sizes 1000,10000,100000] [--seed 0]
+
+Vaults are built (seeded) from the dev corpora's paragraphs under bench/.work/ (git-ignored)
+and reused while their manifest matches; the index is deleted before every run so each sync
+is a full one. Writes bench/results/scale.md and scale.json (unless --no-write).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench import datasets
+from bench.lore_system import import_lore, note_text
+from bench.metrics import percentile
+from bench.report import fmt, info_lines, md_table, run_info, write_outputs
+
+WORK_DIR = datasets.REPO_ROOT / "bench" / ".work"
+GENERATOR_VERSION = 2  # bump when generate_vault changes, so cached vaults are rebuilt
+NOTES_PER_FOLDER = 500
+MIB = 1024 * 1024
+
+TAGS = (
+    "reading", "research", "todo", "idea", "meeting", "project/alpha", "project/beta",
+    "journal", "reference", "history", "science", "笔记", "读书", "研究", "项目/甲", "日记",
+)  # fmt: skip
+
+# Targets from bench/README.md: (size, key, comparison, limit, label).
+SIZE_TARGETS = (
+    (10_000, "noop_sync_s", "<=", 0.5, "no-op sync at 10k ≤ 0.5 s"),
+    (100_000, "noop_sync_s", "<=", 3.0, "no-op sync at 100k ≤ 3 s"),
+    (100_000, "p50_ms", "<=", 50.0, "query p50 at 100k ≤ 50 ms"),
+    (100_000, "peak_rss_mb", "<=", 500.0, "peak RSS at 100k ≤ 500 MB"),
+)
+MIN_MB_PER_S = 1.0
+MAX_HELP_S = 0.3
+
+
+# --- vault generation (parent) ------------------------------------------------------------
+
+
+def paragraph_pool(root: Path) -> list[tuple[str, str]]:
+    """(title, text) of every doc of every set: Chinese and English paragraphs mixed."""
+    pool: list[tuple[str, str]] = []
+    for name in datasets.discover(root):
+        pool += [(d.title.replace("_", " "), d.text) for d in datasets.load(name, root).docs]
+    if not pool:
+        raise SystemExit(f"no data sets under {root}: nothing to build vaults from")
+    return pool
+
+
+def query_sample(root: Path, n: int, seed: int) -> list[str]:
+    queries = [
+        q.text for name in datasets.discover(root) for q in datasets.load(name, root).queries
+    ]
+    return random.Random(seed).sample(queries, min(n, len(queries)))
+
+
+def generate_vault(vault: Path, n: int, seed: int, pool: Sequence[tuple[str, str]]) -> int:
+    """Write n notes of 1-3 random paragraphs with title/tags/date front matter, ~500 notes
+    per folder; return the bytes written. With the same seed, a smaller vault is a prefix of
+    a larger one, so sizes are comparable."""
+    rng = random.Random(seed)
+    start = dt.date(2015, 1, 1).toordinal()
+    total = 0
+    for i in range(n):
+        paras = [rng.choice(pool) for _ in range(rng.randint(1, 3))]
+        title = f"{paras[0][0]} {i}"
+        front = {
+            "title": title,
+            "tags": rng.sample(TAGS, rng.randint(0, 3)),
+            "date": dt.date.fromordinal(start + rng.randrange(3650)),  # unquoted YAML date
+        }
+        # Later paragraphs become sections, so notes have headings as real ones do.
+        body = "\n\n".join(
+            [f"# {title}", paras[0][1]] + [f"## {t}\n\n{text}" for t, text in paras[1:]]
+        )
+        folder = vault / "notes" / f"{i // NOTES_PER_FOLDER:04d}"
+        if i % NOTES_PER_FOLDER == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+        data = note_text(front, body).encode("utf-8")
+        (folder / f"note-{i:06d}.md").write_bytes(data)
+        total += len(data)
+    return total
+
+
+def ensure_vault(n: int, seed: int, pool: Sequence[tuple[str, str]], fresh: bool) -> dict[str, Any]:
+    """The vault for (n, seed), reused when its manifest matches, with no index in it."""
+    vault = WORK_DIR / f"vault-{n}-seed{seed}"
+    manifest_path = WORK_DIR / f"vault-{n}-seed{seed}.json"  # outside the vault: not a note
+    want = {"notes": n, "seed": seed, "generator": GENERATOR_VERSION}
+    manifest: dict[str, Any] = {}
+    if manifest_path.is_file() and not fresh:
+        manifest = json.loads(manifest_path.read_text())
+    if {k: manifest.get(k) for k in want} != want or not vault.is_dir():
+        shutil.rmtree(vault, ignore_errors=True)
+        t = time.perf_counter()
+        size = generate_vault(vault, n, seed, pool)
+        print(
+            f"   generated {n} notes ({size / MIB:.1f} MB) in {time.perf_counter() - t:.1f}s",
+            file=sys.stderr,
+        )
+        manifest = {**want, "bytes": size}
+        manifest_path.write_text(json.dumps(manifest))
+    # lore.open(vault, db=None) keeps its index in <vault>/.lore: remove it for a full sync.
+    shutil.rmtree(vault / ".lore", ignore_errors=True)
+    return {**manifest, "vault": str(vault)}
+
+
+# --- one measured run (child process) -----------------------------------------------------
+
+
+def peak_rss_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / MIB if sys.platform == "darwin" else rss / 1024  # bytes on macOS, KiB on Linux
+
+
+def child(vault: Path, queries_file: Path, out_file: Path) -> int:
+    """Runs in a fresh interpreter so ru_maxrss is this size's peak alone."""
+    result: dict[str, Any] = {}
+    t = time.perf_counter()
+    lore, why = import_lore()
+    result["import_s"] = time.perf_counter() - t
+    if lore is None:
+        result["error"] = why
+        out_file.write_text(json.dumps(result))
+        return 1
+    queries = json.loads(queries_file.read_text(encoding="utf-8"))
+
+    t = time.perf_counter()
+    v = lore.open(vault, db=None)
+    report = v.sync()
+    result["full_sync_s"] = time.perf_counter() - t
+    result["added"] = len(report.added)
+    result["skipped"] = len(report.skipped)
+    v.close()
+
+    # The no-op sync is what every `lore` command pays before answering, so it is measured
+    # on a fresh handle: reopening the index, then a sync that should find nothing to do.
+    t = time.perf_counter()
+    v = lore.open(vault, db=None)
+    result["reopen_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    report = v.sync()
+    result["noop_sync_s"] = time.perf_counter() - t
+    result["noop_wrote"] = bool(report.added or report.changed or report.deleted)
+
+    latencies: list[float] = []
+    for q in queries:
+        t = time.perf_counter()
+        v.search(q, limit=10)
+        latencies.append((time.perf_counter() - t) * 1000)
+    v.close()
+    result |= {
+        "queries": len(latencies),
+        "p50_ms": percentile(latencies, 50),
+        "p95_ms": percentile(latencies, 95),
+        "peak_rss_mb": peak_rss_mb(),
+    }
+    out_file.write_text(json.dumps(result))
+    return 0
+
+
+def run_child(vault: Path, queries_file: Path, timeout: float) -> dict[str, Any]:
+    out_file = queries_file.with_name(f"result-{vault.name}.json")
+    out_file.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "bench.scale", "--child", str(vault), str(queries_file)]
+    try:
+        proc = subprocess.run(
+            [*cmd, str(out_file)],
+            cwd=datasets.REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f}s"}
+    result: dict[str, Any] = json.loads(out_file.read_text()) if out_file.is_file() else {}
+    if proc.returncode != 0 and "error" not in result:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
+        result["error"] = f"child exited {proc.returncode}:\n{tail}"
+    return result
+
+
+def lore_help_seconds(runs: int = 10) -> dict[str, Any]:
+    """Median wall time of `lore --help` (CLI start-up cost), if the script is installed."""
+    exe = Path(sys.executable).with_name("lore")
+    if not exe.is_file():
+        found = shutil.which("lore")
+        if not found:
+            return {"error": f"no lore command ({exe} missing; is lore pip-installed?)"}
+        exe = Path(found)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        proc = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60)
+        times.append(time.perf_counter() - t)
+        if proc.returncode != 0:
+            return {
+                "error": f"`lore --help` exited {proc.returncode}: {proc.stderr.strip()[-300:]}"
+            }
+    return {"median_s": statistics.median(times), "runs": runs, "exe": str(exe)}
+
+
+# --- report -------------------------------------------------------------------------------
+
+
+def _check(value: float | None, op: str, limit: float) -> str:
+    if value is None:
+        return "not measured"
+    ok = value <= limit if op == "<=" else value >= limit
+    return "pass" if ok else "FAIL"
+
+
+def render(
+    info: dict[str, Any], runs: list[dict[str, Any]], help_: dict[str, Any], notes: list[str]
+) -> str:
+    lines = ["# Scale benchmark", "", *info_lines(info), ""]
+    lines += [f"> {n}" for n in notes] + ([""] if notes else [])
+    header = [
+        "notes",
+        "MB",
+        "full sync s",
+        "MB/s",
+        "no-op sync s",
+        "reopen s",
+        "query p50 ms",
+        "query p95 ms",
+        "peak RSS MB",
+        "added",
+    ]
+    rows = []
+    for r in runs:
+        mb = r["bytes"] / MIB
+        if "error" in r:
+            first = r["error"].strip().splitlines()[-1] if r["error"].strip() else "error"
+            rows.append([str(r["notes"]), fmt(mb, 1), f"error: {first}", *[""] * 7])
+            continue
+        rows.append(
+            [
+                str(r["notes"]),
+                fmt(mb, 1),
+                fmt(r["full_sync_s"], 2),
+                fmt(r["mb_per_s"], 2),
+                fmt(r["noop_sync_s"], 3) + (" (wrote!)" if r["noop_wrote"] else ""),
+                fmt(r["reopen_s"], 3),
+                fmt(r["p50_ms"], 2),
+                fmt(r["p95_ms"], 2),
+                fmt(r["peak_rss_mb"], 0),
+                str(r["added"]),
+            ]
+        )
+    lines += md_table(header, rows) + [""]
+    help_cell = (
+        f"{help_['median_s']:.3f} s (median of {help_['runs']})"
+        if "median_s" in help_
+        else (help_.get("error") or "not measured").strip().splitlines()[-1]
+    )
+    lines += [f"`lore --help`: {help_cell}", "", "## Targets", ""]
+    checks: list[list[str]] = []
+    ok_runs = [r for r in runs if "error" not in r]
+    for r in ok_runs:
+        checks.append(
+            [
+                f"full index ≥ {MIN_MB_PER_S:g} MB/s at {r['notes']}",
+                fmt(r["mb_per_s"], 2),
+                _check(r["mb_per_s"], ">=", MIN_MB_PER_S),
+            ]
+        )
+    for size, key, op, limit, label in SIZE_TARGETS:
+        r = next((r for r in ok_runs if r["notes"] == size), None)
+        value = r[key] if r else None
+        checks.append([label, fmt(value, 3), _check(value, op, limit)])
+    help_s = help_.get("median_s")
+    checks.append(
+        [f"`lore --help` ≤ {MAX_HELP_S} s", fmt(help_s, 3), _check(help_s, "<=", MAX_HELP_S)]
+    )
+    lines += md_table(["target", "measured", "result"], checks) + [""]
+    lines += [
+        "Columns: MB = Markdown bytes on disk (MiB); full sync s = `lore.open()` + first "
+        "`sync()` on a vault with no index; MB/s = MB / full sync s; no-op sync s = a second "
+        "`sync()` (on a freshly reopened handle) when nothing changed; reopen s = that "
+        "`lore.open()`; query p50/p95 = per-query wall time of `search(q, limit=10)` over "
+        "the sampled queries (first, cold query included); peak RSS = `ru_maxrss` of the "
+        "child process that did all of the above. Files are in the OS page cache (just "
+        "written), so sync times are warm-cache times.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _sizes(value: str) -> list[int]:
+    return [int(v.replace("_", "")) for v in value.split(",") if v.strip()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:  # internal: python -m bench.scale --child VAULT QUERIES OUT
+        return child(Path(argv[1]), Path(argv[2]), Path(argv[3]))
+
+    p = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__)
+    p.add_argument("--sizes", type=_sizes, default=[1000, 10_000, 100_000])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--queries", type=int, default=200, help="queries sampled per size")
+    p.add_argument("--timeout", type=float, default=3600, help="seconds allowed per size")
+    p.add_argument("--fresh", action="store_true", help="regenerate vaults even if cached")
+    p.add_argument("--generate-only", action="store_true", help="build vaults, measure nothing")
+    p.add_argument("--no-write", action="store_true", help="print only, keep results/ as is")
+    args = p.parse_args(argv)
+
+    info = run_info("bench.scale")
+    root = datasets.data_root()
+    notes: list[str] = []
+    lore, why = import_lore()
+    if lore is None and not args.generate_only:
+        print(f"note: lore is not usable, nothing to measure. {why}", file=sys.stderr)
+        notes.append(f"lore not run: {why.strip().splitlines()[0]}")
+
+    WORK_DIR.mkdir(parents=True, exist_ok=True)
+    pool = paragraph_pool(root)
+    queries_file = WORK_DIR / f"queries-seed{args.seed}.json"
+    queries = query_sample(root, args.queries, args.seed)
+    queries_file.write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
+
+    runs: list[dict[str, Any]] = []
+    for n in args.sizes:
+        print(f"== {n} notes", file=sys.stderr)
+        vault_info = ensure_vault(n, args.seed, pool, args.fresh)
+        if args.generate_only or lore is None:
+            continue
+        result = run_child(Path(vault_info["vault"]), queries_file, args.timeout)
+        run = {**vault_info, **result}
+        if "full_sync_s" in run:
+            run["mb_per_s"] = run["bytes"] / MIB / run["full_sync_s"]
+        runs.append(run)
+        print(f"   {json.dumps({k: v for k, v in run.items() if k != 'vault'})}", file=sys.stderr)
+
+    if args.generate_only:
+        return 0
+    help_ = lore_help_seconds() if lore is not None else {"error": "lore not usable"}
+    markdown = render(info, runs, help_, notes)
+    print(markdown)
+    if not args.no_write:
+        data = {**info, "notes": notes, "seed": args.seed, "runs": runs, "lore_help": help_}
+        md_path, json_path = write_outputs("scale", markdown, data)
+        print(f"wrote {md_path} and {json_path}", file=sys.stderr)
+    return 0 if all("error" not in r for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

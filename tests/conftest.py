@@ -1,0 +1,163 @@
+"""Shared fixtures: an isolated environment, vault factories and a canonical index dump.
+
+Every test runs with no LORE_* variable set and the current folder inside its own tmp_path,
+so nothing leaks between tests or from the developer's shell.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+from hypothesis import HealthCheck, settings
+
+import lore
+
+settings.register_profile(
+    "lore",
+    deadline=None,  # the first CJK query loads jieba's dictionary (~1 s)
+    database=None,  # tests chdir into tmp dirs; keep no example database there
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("lore")
+
+LORE_ENV = ("LORE_VAULT", "LORE_DB", "LORE_MAX_FILE_BYTES", "LORE_FIELD_WEIGHTS", "LORE_DEBUG")
+
+Files = Mapping[str, str | bytes]
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in LORE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write_files(root: Path, files: Files) -> None:
+    """Write {relpath: text or bytes} under root; text is written as UTF-8, byte-exact."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+
+
+def build_vault(root: Path, files: Files) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    write_files(root, files)
+    return root
+
+
+@pytest.fixture
+def make_vault(tmp_path: Path) -> Callable[..., Path]:
+    """make_vault({"a.md": "text", "b.md": b"bytes"}, name="vault") -> the vault folder."""
+    counter = itertools.count()
+
+    def make(files: Files | None = None, name: str | None = None) -> Path:
+        return build_vault(tmp_path / (name or f"vault{next(counter)}"), files or {})
+
+    return make
+
+
+@pytest.fixture
+def open_vault() -> Iterator[Callable[..., lore.Vault]]:
+    """open_vault(path, **settings) -> an open lore.Vault, closed at teardown."""
+    opened: list[lore.Vault] = []
+
+    def _open(path: Path | str | None = None, **kwargs: Any) -> lore.Vault:
+        vault = lore.open(path, **kwargs)
+        opened.append(vault)
+        return vault
+
+    yield _open
+    for vault in opened:
+        vault.close()
+
+
+def indexed_paths(vault: lore.Vault) -> list[str]:
+    return [str(p) for (p,) in vault.store.query("SELECT path FROM notes ORDER BY path")]
+
+
+def dump_index(db_path: Path) -> dict[str, Any]:
+    """Everything an index holds that is derived from the files, keyed by note path (note
+    ids and rowids may differ between two equivalent indexes). Read-only."""
+    con = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        id_to_path = {int(i): str(p) for i, p in con.execute("SELECT id, path FROM notes")}
+        notes = [
+            list(row)
+            for row in con.execute(
+                "SELECT path, title, title_source, date, date_source, mtime_ns, size, hash,"
+                " frontmatter, headings, summary, body, body_line, priority, status, truncated"
+                " FROM notes ORDER BY path"
+            )
+        ]
+        tags = sorted(
+            (id_to_path[int(n)], t, k, o, int(p))
+            for n, t, k, o, p in con.execute(
+                "SELECT note_id, tag, tag_key, origin, position FROM tags"
+            )
+        )
+        links = sorted(
+            (id_to_path[int(n)], t, k)
+            for n, t, k in con.execute("SELECT note_id, target, target_key FROM links")
+        )
+        con.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, instance)")
+        fts = sorted(
+            (id_to_path[int(doc)], str(col), int(offset), str(term))
+            for term, doc, col, offset in con.execute(
+                "SELECT term, doc, col, offset FROM temp.vocab"
+            )
+        )
+        fts_docs = sorted(id_to_path[int(r)] for (r,) in con.execute("SELECT rowid FROM fts"))
+        # Derived statistics, when this version of the schema has them.
+        term_df = (
+            sorted((str(t), int(n)) for t, n in con.execute("SELECT term, df FROM term_df"))
+            if con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'term_df'"
+            ).fetchone()
+            else None
+        )
+        meta = {
+            str(k): str(v)
+            for k, v in con.execute("SELECT key, value FROM meta")
+            if k not in ("last_sync", "vault_root")
+        }
+    finally:
+        con.close()
+    return {
+        "notes": notes,
+        "tags": tags,
+        "links": links,
+        "fts": fts,
+        "fts_docs": fts_docs,
+        "term_df": term_df,
+        "meta": meta,
+    }
+
+
+@pytest.fixture
+def index_dump() -> Callable[[Path], dict[str, Any]]:
+    return dump_index
+
+
+def one_line_naming(text: str, *names: str) -> None:
+    """Assert `text` is a single line that mentions every one of `names`."""
+    assert "\n" not in text and "\r" not in text, f"not one line: {text!r}"
+    assert text.strip(), "empty message"
+    for name in names:
+        assert name in text, f"{name!r} not named in {text!r}"
+
+
+def json_strict(text: str) -> Any:
+    """json.loads that refuses NaN/Infinity, as strict JSON parsers (jq, JS) do."""
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)

@@ -1,0 +1,373 @@
+"""Front matter + Markdown → ParsedNote: fallbacks, problems, hostile YAML, structure."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from lore.ingest.parse import MAX_FRONTMATTER_DEPTH, parse_note
+
+MTIME = "2020-01-02"
+
+
+def note(text: str, name: str = "notes/plain.md", mtime: str | None = MTIME):  # type: ignore[no-untyped-def]
+    return parse_note(text, name, mtime)
+
+
+# -- front matter -----------------------------------------------------------------------------
+
+
+def test_front_matter_keys_are_all_kept_custom_ones_too() -> None:
+    parsed = note(
+        "---\n"
+        "title: 客户去重规则 v2\n"
+        "date: 2026-10-15\n"
+        "tags: [rules, 客户]\n"
+        "owner: 张三\n"
+        "priority: 2\n"
+        "meta: {reviewed: true, score: 1.5, when: 2026-10-16}\n"
+        "aliases:\n  - dedupe rules\n"
+        "---\n"
+        "body text\n"
+    )
+    assert parsed.problems == []
+    assert parsed.frontmatter == {
+        "title": "客户去重规则 v2",
+        "date": "2026-10-15",
+        "tags": ["rules", "客户"],
+        "owner": "张三",
+        "priority": 2,
+        "meta": {"reviewed": True, "score": 1.5, "when": "2026-10-16"},
+        "aliases": ["dedupe rules"],
+    }
+    assert parsed.title == "客户去重规则 v2"
+    assert parsed.tags == ["rules", "客户"]
+    assert parsed.body == "body text\n"
+    assert parsed.body_line == 11
+
+
+def test_empty_front_matter_block_is_an_empty_mapping() -> None:
+    parsed = note("---\n---\n# Heading\n")
+    assert parsed.frontmatter == {}
+    assert parsed.problems == []
+    assert parsed.title == "Heading"
+
+
+def test_unclosed_front_matter_is_treated_as_body() -> None:
+    parsed = note("---\ntitle: x\nno closing line\n")
+    assert parsed.frontmatter == {}
+    assert parsed.body.startswith("---\ntitle: x")
+
+
+@pytest.mark.parametrize(
+    ("text", "title", "source"),
+    [
+        ("---\ntitle: From FM\n---\n# From Heading\n", "From FM", "frontmatter"),
+        ("---\ntitle: '  '\n---\n# From Heading\n", "From Heading", "heading"),
+        ("intro\n## Sub first\n# From Heading\n# Second H1\n", "From Heading", "heading"),
+        ("no headings at all\n## only level two\n", "plain", "filename"),
+        ("", "plain", "filename"),
+    ],
+)
+def test_title_fallback(text: str, title: str, source: str) -> None:
+    parsed = note(text)
+    assert (parsed.title, parsed.title_source) == (title, source)
+
+
+def test_title_from_file_name_strips_folders_and_suffix() -> None:
+    assert note("x", name="a/b/My Note.markdown").title == "My Note"
+    assert note("x", name="客户去重规则 v2.md").title == "客户去重规则 v2"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "date", "source"),
+    [
+        ("---\ndate: 2026-09-03\n---\n", "2025-01-01-x.md", "2026-09-03", "frontmatter"),
+        ("---\ndate: 2026/9/3\n---\n", "x.md", "2026-09-03", "frontmatter"),
+        ("---\ndate: 2026-09-03 10:30:00+08:00\n---\n", "x.md", "2026-09-03", "frontmatter"),
+        ("body", "meetings/2026-10-10-客户主数据去重对齐会.md", "2026-10-10", "filename"),
+        ("body", "memory/2026-11-13.md", "2026-11-13", "filename"),
+        ("body", "2026-13-45 not a date 2026-02-03.md", "2026-02-03", "filename"),
+        ("body", "plain.md", MTIME, "mtime"),
+        ("body", "20260910.md", MTIME, "mtime"),
+    ],
+)
+def test_date_fallback(text: str, name: str, date: str, source: str) -> None:
+    parsed = note(text, name=name)
+    assert (parsed.date, parsed.date_source) == (date, source)
+
+
+def test_no_date_anywhere_and_no_mtime_gives_none() -> None:
+    parsed = note("body", name="plain.md", mtime=None)
+    assert (parsed.date, parsed.date_source) == (None, None)
+
+
+def test_front_matter_date_that_is_not_a_date_is_reported_and_falls_back() -> None:
+    parsed = note("---\ndate: someday\n---\nbody\n", name="2026-10-10-x.md")
+    assert (parsed.date, parsed.date_source) == ("2026-10-10", "filename")
+    assert len(parsed.problems) == 1
+    assert "someday" in parsed.problems[0]
+    assert "\n" not in parsed.problems[0]
+
+
+def test_malformed_yaml_is_reported_and_the_note_still_parsed() -> None:
+    text = "---\ntitle: [unclosed\ntags: a\n---\n# Real Title\nthe body #inline\n"
+    parsed = note(text)
+    assert len(parsed.problems) == 1
+    problem = parsed.problems[0]
+    assert "malformed front matter" in problem
+    assert "\n" not in problem
+    assert parsed.frontmatter == {}
+    assert parsed.title == "Real Title"
+    assert "the body" in parsed.body
+    assert parsed.body_line == 1
+    assert parsed.inline_tags == ["inline"]
+
+
+def test_front_matter_that_is_not_a_mapping_is_reported() -> None:
+    parsed = note("---\n- just\n- a list\n---\nbody\n")
+    assert parsed.frontmatter == {}
+    assert any("not a mapping" in p for p in parsed.problems)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "n: !!python/object/apply:os.system ['echo pwned']\n",
+        "n: !!python/name:os.system\n",
+    ],
+)
+def test_python_tags_are_refused(payload: str) -> None:
+    parsed = note(f"---\n{payload}---\nbody\n")
+    assert parsed.frontmatter == {}
+    assert len(parsed.problems) == 1
+    assert "\n" not in parsed.problems[0]
+
+
+def test_yaml_alias_bomb_is_refused_quickly() -> None:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 10):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        lines.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 9)}]")
+    text = "---\n" + "\n".join(lines) + "\n---\n# Laughs\nbody\n"
+    started = time.perf_counter()
+    parsed = note(text)
+    assert time.perf_counter() - started < 1.0
+    assert parsed.frontmatter == {}
+    assert len(parsed.problems) == 1
+    assert "alias" in parsed.problems[0]
+    assert parsed.title == "Laughs"
+
+
+def test_a_single_alias_is_refused_too() -> None:
+    parsed = note("---\nbase: &b 1\ncopy: *b\n---\nbody\n")
+    assert parsed.frontmatter == {}
+    assert "alias" in parsed.problems[0]
+
+
+def _nested(depth: int) -> str:
+    return "---\nroot: " + "[" * depth + "1" + "]" * depth + "\n---\nbody\n"
+
+
+def test_front_matter_at_the_depth_limit_is_accepted_one_past_it_refused() -> None:
+    # Levels counted: the top-level mapping, each list, the scalar leaf.
+    parsed = note(_nested(MAX_FRONTMATTER_DEPTH - 2))
+    assert parsed.problems == []
+    assert "root" in parsed.frontmatter
+    refused = note(_nested(MAX_FRONTMATTER_DEPTH - 1))
+    assert refused.frontmatter == {}
+    assert "nested deeper than" in refused.problems[0]
+
+
+@pytest.mark.parametrize("depth", [MAX_FRONTMATTER_DEPTH + 5, 5000])
+def test_deeply_nested_front_matter_is_refused(depth: int) -> None:
+    started = time.perf_counter()
+    parsed = note(_nested(depth))
+    assert time.perf_counter() - started < 2.0
+    assert parsed.frontmatter == {}
+    assert len(parsed.problems) == 1
+    assert "nest" in parsed.problems[0]  # "nested too deeply", "maximum nesting depth"
+    assert "\n" not in parsed.problems[0]
+
+
+def test_huge_front_matter_is_refused() -> None:
+    block = "".join(f"k{i}: {'x' * 60}\n" for i in range(2000))  # ~130 KB
+    parsed = note(f"---\n{block}---\nbody\n")
+    assert parsed.frontmatter == {}
+    assert "longer than" in parsed.problems[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "date: 2026-02-30",  # a typo'd date: yaml builds datetime.date(2026, 2, 30)
+        "n: !!int abc",
+        "f: !!float abc",
+        "t: !!timestamp nope",
+        "big: " + "1" * 5000,  # int() refuses > 4300 digits
+    ],
+)
+def test_front_matter_values_yaml_cannot_construct_are_problems_not_crashes(line: str) -> None:
+    parsed = note(f"---\n{line}\n---\n# Kept\nbody\n")
+    assert parsed.title == "Kept"
+    assert len(parsed.problems) == 1
+    assert "\n" not in parsed.problems[0]
+
+
+# -- Markdown structure -----------------------------------------------------------------------
+
+
+def test_headings_inside_fenced_code_are_ignored() -> None:
+    text = (
+        "# Real\n"
+        "```python\n"
+        "# not a heading\n"
+        "````\n"  # a longer fence of the same char closes it
+        "## Second\n"
+        "~~~\n"
+        "# also not\n"
+        "```\n"  # a backtick fence does not close a tilde fence
+        "# still not\n"
+        "~~~\n"
+        "### Third\n"
+        "````\n"
+        "# unclosed fence swallows the rest\n"
+    )
+    parsed = note(text)
+    assert [(h.level, h.text) for h in parsed.headings] == [
+        (1, "Real"),
+        (2, "Second"),
+        (3, "Third"),
+    ]
+
+
+def test_heading_offsets_and_lines() -> None:
+    text = "---\ntitle: T\n---\nintro line\n\n## Section A ##\ntext\n#not a heading\n###### Six\n"
+    parsed = note(text)
+    assert parsed.body_line == 4
+    assert [(h.level, h.text, h.line) for h in parsed.headings] == [
+        (2, "Section A", 6),
+        (6, "Six", 9),
+    ]
+    lines = text.split("\n")
+    for heading in parsed.headings:
+        assert parsed.body[heading.offset :].startswith("#" * heading.level + " " + heading.text)
+        assert lines[heading.line - 1].startswith("#" * heading.level + " " + heading.text)
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x85", "\u2028"])
+def test_heading_line_counts_only_real_line_breaks(separator: str) -> None:
+    parsed = note(f"a{separator}b\n# Heading\n")
+    assert [(h.text, h.line) for h in parsed.headings] == [("Heading", 2)]
+
+
+def test_wikilinks() -> None:
+    text = "See [[Alpha|the alpha note]], [[Beta#Some heading]], [[Gamma#h|alias]], [[ Delta ]].\n"
+    text += "Again [[alpha]] and [[客户去重规则 v2]].\n"
+    assert note(text).links == ["Alpha", "Beta", "Gamma", "Delta", "客户去重规则 v2"]
+
+
+def test_links_and_tags_inside_fenced_code_are_ignored() -> None:
+    parsed = note("```\n[[Hidden]] #hidden\n```\n[[Shown]] #shown\n")
+    assert parsed.links == ["Shown"]
+    assert parsed.inline_tags == ["shown"]
+
+
+def test_inline_tags() -> None:
+    text = (
+        "Working on #project/lore and #数据治理 today. #Project/Lore again.\n"
+        "Not tags: #123, issue#45, http://x.com/page#anchor, &#38; `#code`, C#.\n"
+        "Trailing punctuation #done. #2026plan ok\n"
+        "# A heading #not-inline\n"
+    )
+    assert note(text).inline_tags == ["project/lore", "数据治理", "done", "2026plan"]
+
+
+def test_front_matter_tags_forms_and_dedupe_against_inline() -> None:
+    parsed = note("---\ntags: 'alpha, beta；gamma  #Delta'\n---\nText #ALPHA #epsilon\n")
+    assert parsed.tags == ["alpha", "beta", "gamma", "Delta"]
+    assert parsed.inline_tags == ["epsilon"]
+    assert note("---\ntag: solo\n---\n").tags == ["solo"]
+    assert note("---\ntags: [a, A, '#a', null, {x: 1}, 3]\n---\n").tags == ["a", "3"]
+
+
+def test_bom_is_removed_with_and_without_front_matter() -> None:
+    with_fm = note("\ufeff---\ntitle: T\n---\n# H\n")
+    assert (with_fm.title, with_fm.frontmatter) == ("T", {"title": "T"})
+    assert not with_fm.body.startswith("\ufeff")
+    plain = note("\ufeff# Hello\ntext\n")
+    assert plain.title == "Hello"
+    assert not plain.body.startswith("\ufeff")
+    assert plain.headings[0].offset == 0
+
+
+def test_crlf_line_endings() -> None:
+    text = "---\r\ntitle: T\r\ntags: [x]\r\n---\r\n# H1\r\ntext #crlf\r\n## H2\r\n"
+    parsed = note(text)
+    assert parsed.frontmatter == {"title": "T", "tags": ["x"]}
+    assert parsed.body_line == 5
+    assert [(h.text, h.line) for h in parsed.headings] == [("H1", 5), ("H2", 7)]
+    assert parsed.inline_tags == ["crlf"]
+    for heading in parsed.headings:
+        assert parsed.body[heading.offset :].startswith("#")
+
+
+# -- never raises -----------------------------------------------------------------------------
+
+yamlish = st.lists(
+    st.one_of(
+        st.text(max_size=20),
+        st.sampled_from(
+            [
+                "---\n",
+                "...\n",
+                "\n",
+                "\r\n",
+                ": ",
+                "- ",
+                "[",
+                "]",
+                "{",
+                "}",
+                "&a ",
+                "*a",
+                "!!str ",
+                "? ",
+                "'",
+                '"',
+                "#",
+                "# H\n",
+                "```\n",
+                "[[x|y]]",
+                "\ufeff",
+                "\x00",
+                "title: ",
+                "tags: ",
+                "date: ",
+                "2026-09-03",
+                "|\n  ",
+            ]
+        ),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(text=st.text(max_size=300), name=st.text(max_size=30))
+@example(text="", name="")
+@example(text="---\n---\n", name="---.md")
+def test_parse_note_never_raises_on_arbitrary_text(text: str, name: str) -> None:
+    parsed = parse_note(text, name + ".md", MTIME)
+    assert isinstance(parsed.title, str)
+    assert all("\n" not in p for p in parsed.problems)
+
+
+@settings(max_examples=300)
+@given(yamlish)
+def test_parse_note_never_raises_on_front_matter_shaped_text(block: str) -> None:
+    parsed = parse_note("---\n" + block + "\n---\nbody\n", "x.md", MTIME)
+    assert isinstance(parsed.frontmatter, dict)

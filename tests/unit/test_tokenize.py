@@ -1,0 +1,173 @@
+"""The token stream: CJK per character, NFKC + case folding, stemming, offsets into the original."""
+
+from __future__ import annotations
+
+import string
+import unicodedata
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from lore.derive.tokenize import (
+    index_text,
+    is_cjk_char,
+    normalize_word,
+    terms,
+    tokenize,
+)
+
+SPECIALS = [
+    "😀",
+    "👩\u200d💻",  # ZWJ sequence
+    "\u200f",  # RIGHT-TO-LEFT MARK
+    "\u202e",  # RIGHT-TO-LEFT OVERRIDE
+    "\u200b",  # ZERO WIDTH SPACE
+    "\x00",
+    "\ufeff",
+    "e\u0301",  # combining accent
+    "שלום",
+    "مرحبا",
+    "ＪＩＲＡ－１２３４",
+    "客户去重规则",
+    "ｶﾀｶﾅ",
+    "½",
+    "ﬁ",
+    "İ",
+    "ß",
+    "v1.2",
+    "foo_bar",
+    "\r\n",
+    "\t",
+]
+
+any_text = st.lists(
+    st.one_of(
+        st.text(st.characters(exclude_categories=("Cs",)), max_size=12),  # surrogate-free
+        st.sampled_from(SPECIALS),
+    ),
+    max_size=20,
+).map("".join)
+
+
+def test_cjk_characters_are_single_tokens_with_their_offsets() -> None:
+    tokens = tokenize("客户去重规则")
+    assert [t.term for t in tokens] == list("客户去重规则")
+    assert [(t.start, t.end) for t in tokens] == [(i, i + 1) for i in range(6)]
+    assert all(t.is_cjk for t in tokens)
+
+
+def test_cjk_run_mixed_with_latin_splits_at_script_boundaries() -> None:
+    assert terms("客户ID去重v2规则") == ["客", "户", "id", "去", "重", "v2", "规", "则"]
+    assert terms("ひらがなカタカナ") == list("ひらがなカタカナ")
+
+
+def test_nfkc_width_folding() -> None:
+    assert terms("ＪＩＲＡ－１２３４") == terms("JIRA-1234") == ["jira", "1234"]
+    assert terms("ﬁle") == terms("file")
+    assert terms("２０２６年") == terms("2026年")
+
+
+def test_halfwidth_katakana_folds_to_the_same_tokens_as_fullwidth() -> None:
+    assert terms("ｶﾀｶﾅ") == terms("カタカナ") == ["カ", "タ", "カ", "ナ"]
+
+
+def test_case_folding_and_diacritics() -> None:
+    assert terms("Retention RETENTION retention") == [terms("retention")[0]] * 3
+    assert terms("Café") == terms("cafe")
+    assert terms("STRASSE") == terms("straße")
+
+
+@pytest.mark.parametrize(
+    ("words", "stem"),
+    [
+        ("indexing indexed indexes index", "index"),
+        ("running runs", "run"),
+        ("connection connected connecting", "connect"),
+    ],
+)
+def test_plain_english_words_are_stemmed(words: str, stem: str) -> None:
+    assert set(terms(words)) == {stem}
+
+
+def test_versions_and_mixed_words_are_kept_exact() -> None:
+    assert terms("v1") == ["v1"]
+    assert terms("v2") == ["v2"]
+    assert terms("v1") != terms("v2")
+    assert terms("H2O") == ["h2o"]
+    assert terms("v1.2") == ["v1", "2"]
+    assert terms("2026-09-15") == ["2026", "09", "15"]
+
+
+def test_underscore_and_punctuation_separate_words() -> None:
+    assert terms("foo_bar") == ["foo", "bar"]
+    assert terms("a+b=c; (d)!") == ["a", "b", "c", "d"]
+
+
+def test_very_long_words_are_cut_not_dropped() -> None:
+    blob = "x" * 500
+    assert terms(blob) == ["x" * 64]
+
+
+def test_index_text_is_the_space_joined_terms() -> None:
+    text = "客户去重 Rules v2, JIRA-1234"
+    assert index_text(text) == " ".join(terms(text))
+
+
+def test_empty_and_symbol_only_text_has_no_tokens() -> None:
+    assert tokenize("") == []
+    assert tokenize("  \n\t!?—…😀\x00") == []
+
+
+@settings(max_examples=400)
+@given(any_text)
+@example("")
+@example("\x00\u200f\u202e😀")
+@example("ＪＩＲＡ－１２３４ 客户去重规则 Café ½ ﬁ İ")
+def test_tokens_are_clean(text: str) -> None:
+    for token in tokenize(text):
+        assert token.term, token
+        assert not any(c.isspace() for c in token.term), token
+        assert not any(c in string.punctuation for c in token.term), token
+        assert 0 <= token.start < token.end <= len(text)
+
+
+@settings(max_examples=400)
+@given(any_text)
+@example("ｶﾀｶﾅ ½ ﬁle Straße e\u0301 ＪＩＲＡ－１２３４")
+def test_offsets_slice_the_original_text_to_the_term(text: str) -> None:
+    previous_start = -1
+    for token in tokenize(text):
+        span = text[token.start : token.end]
+        if len(span) == 1 and is_cjk_char(span):
+            assert unicodedata.normalize("NFKC", span) == token.term
+        else:
+            # The span's normalised form holds the term (NFKC may split one surface word,
+            # e.g. "½" -> "1", "2"; stemming maps the whole span to the term).
+            assert token.term in normalize_word(span), (token, span)
+        assert token.start >= previous_start  # in text order
+        previous_start = token.start
+
+
+# `terms()` is the indexing fast path; it must produce exactly the terms of `tokenize()`,
+# which the query planner and the snippet matcher use.
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
+            st.sampled_from(SPECIALS),
+        ),
+        max_size=20,
+    ).map("".join)
+)
+@example("客户去重规则 v2, JIRA-1234 ＪＩＲＡ ½ Straße ｶﾀｶﾅ 2026年")
+def test_terms_fast_path_equals_tokenize(text: str) -> None:
+    assert terms(text) == [token.term for token in tokenize(text)]
+
+
+@pytest.mark.parametrize("text", ["ジョン・スミス", "⼀二三", "か゛"])
+def test_terms_fast_path_equals_tokenize_on_cjk_symbols(text: str) -> None:
+    assert terms(text) == [token.term for token in tokenize(text)]
