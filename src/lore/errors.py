@@ -9,10 +9,23 @@ where there is one, the remedy (`hint`).
     │   ├── IndexBusyError   another process holds the write lock
     │   ├── VaultMismatchError  the index belongs to another vault
     │   └── SchemaError      the index was written by a newer lore, or is damaged
-    └── QueryError           a query argument cannot be used (a bad date, a bad limit)
+    ├── QueryError           a query argument cannot be used (a bad date, a bad limit)
+    └── CaptureError         a page or file cannot be captured (names the URL or file)
 """
 
 from __future__ import annotations
+
+import re
+
+# C0/C1 controls, bidirectional marks/overrides/isolates, lone surrogates (undecodable bytes).
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def shown(text: str) -> str:
+    """A user-supplied string (a path, an argument) as it may appear in a one-line message:
+    its repr() when it holds characters that could break the line, recolour a terminal or
+    reorder what is displayed; as it is otherwise."""
+    return repr(text) if _UNSAFE.search(text) else text
 
 
 class LoreError(Exception):
@@ -56,4 +69,8 @@ class SchemaError(IndexError_):
 
 
 class QueryError(LoreError):
+    pass
+
+
+class CaptureError(LoreError):
     pass

@@ -44,6 +44,8 @@ class SyncReport:
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
+    embedded: int = 0  # texts embedded after the sync (a provider is configured)
+    notices: list[str] = field(default_factory=list)  # a part that failed, said once
 
     @property
     def wrote(self) -> bool:
@@ -58,6 +60,8 @@ class SyncReport:
             "skipped": [asdict(s) for s in self.skipped],
             "warnings": [asdict(w) for w in self.warnings],
             "seconds": round(self.seconds, 4),
+            "embedded": self.embedded,
+            "notices": self.notices,
         }
 
 
@@ -70,6 +74,12 @@ class Explain:
     query_terms: list[str]
     fts_query: str
     dropped_terms: list[str]  # too common to discriminate, or absent from the index
+    # The semantic layer (issue 8): the query plan and every channel's raw and weighted score.
+    query_refine: str | None = None
+    query_tags: list[str] = field(default_factory=list)
+    planner: str = "heuristic"  # heuristic | llm
+    channels: dict[str, dict[str, float]] = field(default_factory=dict)
+    passage: str | None = None  # the passage whose vector matched best (long notes)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,12 +125,14 @@ class SearchResult(list[Hit]):
         mode: str,
         reason: str | None = None,
         matched: int = 0,
+        notices: list[str] | None = None,
     ) -> None:
         super().__init__(hits)
         self.query = query
         self.mode = mode
         self.reason = reason
         self.matched = matched
+        self.notices = list(notices or [])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,5 +140,6 @@ class SearchResult(list[Hit]):
             "mode": self.mode,
             "matched": self.matched,
             "reason": self.reason,
+            "notices": self.notices,
             "hits": [hit.to_dict() for hit in self],
         }

@@ -9,21 +9,35 @@ with lore.open("~/notes") as vault:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .capabilities import Capabilities
 from .config import Settings, load_settings
-from .errors import PathError, VaultError
+from .errors import PathError, VaultError, shown
+from .index.doctor import DoctorReport, run_doctor
+from .index.embed import EmbedReport
 from .index.sync import sync as run_sync
-from .ingest.scan import scan_vault
-from .model import SearchResult, Skipped, SyncReport
+from .model import SearchResult, SyncReport
+
+if TYPE_CHECKING:
+    from .memory.model import (
+        CheckReport,
+        ContextView,
+        DigestReport,
+        LookupResult,
+        Memory,
+        RecentResult,
+        Snapshot,
+    )
+from .retrieve.hybrid import hybrid_search
 from .retrieve.search import SearchOptions, make_filters
-from .retrieve.search import search as run_search
 from .store.sqlite import SqliteStore, default_db_path
 
 
@@ -43,47 +57,23 @@ class Status:
         return self.__dict__.copy()
 
 
-@dataclass(frozen=True)
-class DoctorReport:
-    missing: list[str] = field(default_factory=list)  # files not in the index
-    stale: list[str] = field(default_factory=list)  # indexed, but the file changed since
-    orphaned: list[str] = field(default_factory=list)  # indexed, but the file is gone
-    skipped: list[Skipped] = field(default_factory=list)
-    unreadable: list[Skipped] = field(default_factory=list)  # lore index cannot fix these
-    fts_error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not (self.missing or self.stale or self.orphaned or self.fts_error)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "missing": self.missing,
-            "stale": self.stale,
-            "orphaned": self.orphaned,
-            "skipped": [s.__dict__ for s in self.skipped],
-            "unreadable": [s.__dict__ for s in self.unreadable],
-            "fts_error": self.fts_error,
-            "repair": self.repair,
-        }
-
-    @property
-    def repair(self) -> str | None:
-        if self.fts_error:
-            return "lore rebuild"
-        if self.missing or self.stale or self.orphaned:
-            return "lore index"
-        return None
-
-
 def _resolve_vault(path: str | os.PathLike[str]) -> Path:
+    if "\x00" in str(path):
+        raise VaultError(f"vault {str(path)!r}: a path cannot contain NUL")
     raw = Path(path).expanduser()
     if not raw.exists():
-        raise VaultError(f"vault {raw} does not exist")
+        raise VaultError(f"vault {shown(str(raw))} does not exist")
     if not raw.is_dir():
-        raise VaultError(f"vault {raw} is not a folder")
-    return raw.resolve()
+        raise VaultError(f"vault {shown(str(raw))} is not a folder")
+    resolved = raw.resolve()
+    try:
+        str(resolved).encode("utf-8")
+    except UnicodeEncodeError:  # SQLite and the index store paths as UTF-8 text
+        raise VaultError(
+            f"vault {shown(str(resolved))}: its path is not valid UTF-8",
+            hint="rename the folder (or one above it) to a UTF-8 name",
+        ) from None
+    return resolved
 
 
 class Vault:
@@ -96,6 +86,7 @@ class Vault:
         db_path = db_path if db_path.is_absolute() else Path.cwd() / db_path
         bound = db_path.resolve().parent == (root / ".lore").resolve()
         self.store = SqliteStore(db_path, root, bound_to_vault=bound)
+        self.capabilities = Capabilities(settings, self.store)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -115,24 +106,42 @@ class Vault:
 
     @property
     def mode(self) -> str:
-        return "mode4"
+        """The capability mode searches run in now (see lore.capabilities)."""
+        return self.capabilities.mode()[0]
 
     # -- indexing ----------------------------------------------------------------------------
     def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
-        """Bring the index up to date with the files (only what changed is written)."""
-        return run_sync(
+        """Bring the index up to date with the files (only what changed is written), then
+        derive tags and, with a provider configured, embed what changed."""
+        report = run_sync(
             self.store, self.root, max_file_bytes=self.settings.max_file_bytes, progress=progress
         )
+        return self._after_sync(report, force=False)
 
     def rebuild(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
         """Drop every derived row and derive it again from the files, in one transaction."""
-        return run_sync(
+        report = run_sync(
             self.store,
             self.root,
             rebuild=True,
             max_file_bytes=self.settings.max_file_bytes,
             progress=progress,
         )
+        return self._after_sync(report, force=True)
+
+    def _after_sync(self, report: SyncReport, *, force: bool) -> SyncReport:
+        after = self.capabilities.after_sync(force=force)
+        embedded = after.embed.embedded if after.embed else 0
+        return replace(report, embedded=embedded, notices=report.notices + after.notices)
+
+    def embed(
+        self, *, rebuild: bool = False, progress: Callable[[int, int, str], None] | None = None
+    ) -> EmbedReport:
+        """Embed every note text that has no vector yet (`rebuild`: drop all vectors first,
+        e.g. after changing the model). Syncs the files first. Resumable; a second run
+        embeds nothing and calls nothing."""
+        run_sync(self.store, self.root, max_file_bytes=self.settings.max_file_bytes)
+        return self.capabilities.embed(rebuild=rebuild, progress=progress)
 
     # -- querying ----------------------------------------------------------------------------
     def search(
@@ -146,8 +155,17 @@ class Vault:
         since: str | None = None,
         until: str | None = None,
         explain: bool = False,
+        mode: str | None = None,
+        fusion: str | None = None,
+        principal: str | None = None,
+        expand_aliases: bool = True,
     ) -> SearchResult:
-        """Full-text search. Returns a list of Hit (best first) with `.mode` and `.reason`."""
+        """Search. Returns a list of Hit (best first) with `.mode`, `.reason`, `.notices`.
+
+        `mode` asks for a lower mode than the configured one (to compare); `fusion`
+        overrides the fuser ("weighted" or "rrf"). `principal` limits everything to the
+        paths its access rules allow; `expand_aliases` also searches the other spellings of
+        entities the query names (lore.memory)."""
         tag_list = [tags] if isinstance(tags, str) else list(tags or [])
         if tag:
             tag_list.append(tag)
@@ -160,7 +178,76 @@ class Vault:
             mode=self.mode,
             max_df_ratio=self.settings.max_df_ratio,
         )
-        return run_search(self.store, query, filters, options)
+        from .memory.recall import scope_search
+
+        text, filters, refused = scope_search(
+            self, query, filters, principal, expand_aliases, options.mode
+        )
+        if refused is not None:
+            return refused
+        result = hybrid_search(self.capabilities, text, filters, options, mode=mode, fusion=fusion)
+        result.query = query
+        return result
+
+    # -- agent memory (lore.memory) ------------------------------------------------------------
+    def remember(
+        self,
+        text: str,
+        *,
+        entities: list[str] | tuple[str, ...] = (),
+        status: str = "claimed",
+        source: str | None = None,
+        trust: str = "inferred",
+        at: dt.datetime | None = None,
+    ) -> Memory:
+        """Append an entry to today's daily note (memory/YYYY-MM-DD.md) and index it."""
+        from .memory.write import remember
+
+        return remember(
+            self, text, entities=entities, status=status, source=source, trust=trust, at=at
+        )
+
+    def digest(
+        self, data: str, *, name: str = "stdin", date: str | None = None, trust: str = "inferred"
+    ) -> DigestReport:
+        """Extract decisions, conclusions, open items and lessons into the day's note."""
+        from .memory.digest import digest
+
+        return digest(self, data, name=name, date=date, trust=trust)
+
+    def lookup(self, query: str, *, limit: int = 5, principal: str | None = None) -> LookupResult:
+        """L1 entity card → L2 index → L3 raw scan → L4 not found; the answer names its level."""
+        from .memory.lookup import lookup
+
+        return lookup(self, query, limit=limit, principal=principal)
+
+    def recent(
+        self, *, days: int = 7, limit: int = 20, principal: str | None = None
+    ) -> RecentResult:
+        """Entities and notes active in the last `days` days, with their activity."""
+        from .memory.recent import recent
+
+        return recent(self, days=days, limit=limit, principal=principal)
+
+    def context(
+        self, task: str, *, budget: int = 4096, principal: str | None = None
+    ) -> ContextView:
+        """Core conclusions, entity cards and the best evidence for a task, within `budget`."""
+        from .memory.context import context
+
+        return context(self, task, budget=budget, principal=principal)
+
+    def snapshot(self, *, principal: str | None = None, budget: int = 2048) -> Snapshot:
+        """A 1–2 KB cold-start summary: open items, recent discussion, next steps."""
+        from .memory.snapshot import snapshot
+
+        return snapshot(self, principal=principal, budget=budget)
+
+    def check(self, *, fix: bool = False, stale_days: int | None = None) -> CheckReport:
+        """Memory hygiene findings; with `fix`, repair what is mechanical."""
+        from .memory.check import check
+
+        return check(self, fix=fix, stale_days=stale_days)
 
     def note(self, path: str) -> dict[str, Any]:
         """The indexed record of one note (path relative to the vault)."""
@@ -171,7 +258,9 @@ class Vault:
             [rel],
         )
         if not rows:
-            raise PathError(f"{path}: not an indexed note of {self.root}", hint="run `lore index`")
+            raise PathError(
+                f"{shown(path)}: not an indexed note of {self.root}", hint="run `lore index`"
+            )
         (
             nid,
             rel,
@@ -191,6 +280,10 @@ class Vault:
         tags = self.store.query(
             "SELECT tag, origin FROM tags WHERE note_id = ? ORDER BY position", [nid]
         )
+        derived = self.store.query(  # from the text (heuristic, llm): lore.index.semantic
+            "SELECT tag, origin FROM derived_tags WHERE note_id = ? ORDER BY origin DESC, position",
+            [nid],
+        )
         links = self.store.query(
             "SELECT target FROM links WHERE note_id = ? ORDER BY target", [nid]
         )
@@ -202,6 +295,7 @@ class Vault:
             "date_source": date_source,
             "frontmatter": json.loads(fm),
             "tags": [{"tag": t, "origin": o} for t, o in tags],
+            "derived_tags": [{"tag": t, "origin": o} for t, o in derived],
             "links": [t for (t,) in links],
             "headings": [{"level": h[0], "text": h[1], "line": h[3]} for h in json.loads(headings)],
             "summary": summary,
@@ -212,22 +306,45 @@ class Vault:
             "truncated": bool(truncated),
         }
 
+    def note_path_for_id(self, note_id: str) -> str | None:
+        """The path of the note whose front matter says `id: <note_id>` (first by path)."""
+        rows = self.store.query(
+            "SELECT path FROM notes WHERE CAST(json_extract(frontmatter, '$.id') AS TEXT) = ?"
+            " ORDER BY path LIMIT 1",
+            [str(note_id).strip()],
+        )
+        return str(rows[0][0]) if rows else None
+
+    def tag_counts(self) -> list[tuple[str, int]]:
+        """Every tag (as first written, by case-folded key) with how many notes carry it,
+        most used first, ties by tag."""
+        rows = self.store.query(
+            "SELECT min(tag), count(DISTINCT note_id) AS n FROM tags"
+            " GROUP BY tag_key ORDER BY n DESC, tag_key"
+        )
+        return [(str(tag), int(n)) for tag, n in rows]
+
     def relative_path(self, path: str | os.PathLike[str]) -> str:
         """A vault-relative POSIX path for `path`; refuses anything outside the vault."""
         raw = Path(path)
         text = str(path)
         if "\x00" in text:
             raise PathError(f"{text!r}: a path cannot contain NUL")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes from the command line or a file name
+            raise PathError(f"{shown(text)}: a path must be valid UTF-8") from None
         candidate = raw if raw.is_absolute() else self.root / raw
         resolved = Path(os.path.normpath(candidate))
         if resolved != self.root and self.root not in resolved.parents:
-            raise PathError(f"{text}: outside the vault {self.root}")
+            raise PathError(f"{shown(text)}: outside the vault {self.root}")
         real = Path(os.path.realpath(resolved))
         if real != self.root and self.root not in real.parents:
-            raise PathError(f"{text}: resolves outside the vault {self.root}")
+            raise PathError(f"{shown(text)}: resolves outside the vault {self.root}")
         return resolved.relative_to(self.root).as_posix()
 
     def status(self) -> Status:
+        mode, why = self.capabilities.mode(detail=True)
         meta = self.store.all_meta()
         count = {
             table: int(self.store.query(f"SELECT count(*) FROM {table}")[0][0])
@@ -241,36 +358,14 @@ class Vault:
             links=count["links"],
             last_sync=meta.get("last_sync"),
             schema_version=int(meta.get("schema_version", "0")),
-            mode=self.mode,
-            capabilities={
-                "full_text": "yes (BM25, CJK-aware)",
-                "embeddings": "none configured",
-                "llm": "none configured",
-            },
+            mode=mode,
+            capabilities={"full_text": "yes (BM25, CJK-aware)", **why},
         )
 
     def doctor(self) -> DoctorReport:
-        """Compare the index with the files without changing either."""
-        skipped: list[Skipped] = []
-        files = {f.path: f for f in scan_vault(self.root, skipped)}
-        stored = self.store.stored_stats()
-        bad = self.store.unreadable()
-        unreadable = [
-            Skipped(p, b.reason)
-            for p, b in sorted(bad.items())
-            if p in files and (files[p].mtime_ns, files[p].size) == (b.mtime_ns, b.size)
-        ]
-        known_bad = {s.path for s in unreadable}
-        missing = sorted(p for p in files if p not in stored and p not in known_bad)
-        orphaned = sorted(p for p in stored if p not in files)
-        stale = sorted(
-            p
-            for p, f in files.items()
-            if p in stored
-            and p not in known_bad
-            and (stored[p].mtime_ns, stored[p].size) != (f.mtime_ns, f.size)
-        )
-        return DoctorReport(missing, stale, orphaned, skipped, unreadable, self.store.fts_check())
+        """Check the index against the files and inside out, changing neither (see
+        lore.index.doctor for the checks and their repairs)."""
+        return run_doctor(self.store, self.root, embedder=self.capabilities.embedder)
 
 
 def open_vault(

@@ -41,7 +41,21 @@ def vault_options(func: F) -> F:
 def open_from_options(vault: str | None, db: str | None) -> Any:
     from ..vault import open_vault
 
-    return open_vault(vault, db=db)
+    opened = open_vault(vault, db=db)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:  # named if the index turns out damaged (LoreGroup.invoke)
+        ctx.find_root().meta["lore.db"] = str(opened.db_path)
+    return opened
+
+
+def _damaged_index(exc: Exception, ctx: click.Context) -> str | None:
+    """The message for SQLite finding the index file damaged in the middle of a command
+    (the check is by name, so `lore --help` never imports apsw)."""
+    if type(exc).__module__ != "apsw" or type(exc).__name__ not in ("CorruptError", "NotADBError"):
+        return None
+    db = ctx.meta.get("lore.db", "the index")
+    remedy = "delete it and run `lore index`: it is rebuilt from the files"
+    return f"index {db} is damaged: {exc} ({remedy})"
 
 
 class LoreGroup(click.Group):
@@ -58,6 +72,12 @@ class LoreGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("lore: interrupted", err=True)
             ctx.exit(130)
+        except Exception as exc:
+            message = _damaged_index(exc, ctx)
+            if message is None or os.environ.get("LORE_DEBUG") or ctx.meta.get("lore.traceback"):
+                raise
+            click.echo(f"lore: error: {message}", err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=LoreGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -74,9 +94,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 
 def _register() -> None:
-    from . import index, search
+    from . import capture, embed, index, mcp, memory, search
 
-    for module in (index, search):
+    for module in (index, search, capture, embed, mcp, memory):
         for command in module.COMMANDS:
             main.add_command(command)
 

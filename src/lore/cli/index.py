@@ -17,6 +17,8 @@ def _emit_sync(report: SyncReport, as_json: bool) -> None:
     from ..present.human import format_sync
     from ..present.jsonout import dumps
 
+    for notice in report.notices:
+        click.echo(f"lore: notice: {notice}", err=True)
     click.echo(dumps(report.to_dict()) if as_json else format_sync(report))
 
 
@@ -64,9 +66,11 @@ def status_cmd(vault_opt: str | None, db: str | None, as_json: bool) -> None:
 @click.command("doctor")
 @vault_options
 def doctor_cmd(vault_opt: str | None, db: str | None, as_json: bool) -> None:
-    """Check the index against the files: missing, stale and orphaned notes, FTS integrity.
+    """Check the index against the files and inside out: missing, stale and orphaned
+    notes, schema and tokenizer version, vault binding, FTS integrity, derived rows,
+    vectors against the configured provider, and the SQLite file itself.
 
-    Changes nothing; exits 1 when something needs repair and says what to run.
+    Changes nothing; exits 1 when something needs repair and prints the exact commands.
     """
     from ..present.human import format_mapping
     from ..present.jsonout import dumps
@@ -78,7 +82,11 @@ def doctor_cmd(vault_opt: str | None, db: str | None, as_json: bool) -> None:
         click.echo(dumps(data))
     else:
         click.echo(format_mapping(data))
-        click.echo("index is consistent with the files" if report.ok else f"run: {report.repair}")
+        click.echo(
+            "index is consistent with the files"
+            if report.ok
+            else f"run: {' && '.join(report.commands) or report.repair}"
+        )
     if not report.ok:
         sys.exit(1)
 

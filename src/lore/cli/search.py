@@ -28,12 +28,35 @@ from . import open_from_options, vault_options
 )
 @click.option("--since", default=None, help="Only notes dated on or after (YYYY[-MM[-DD]]).")
 @click.option("--until", default=None, help="Only notes dated on or before (YYYY[-MM[-DD]]).")
-@click.option("--explain", is_flag=True, help="Show the score per field and the matched terms.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show the query plan, each channel's raw and weighted score, and the matched terms.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["mode1", "mode2", "mode3", "mode4"]),
+    default=None,
+    help="Search in a lower mode than the configured one, to compare (see `lore status`).",
+)
+@click.option(
+    "--fusion",
+    type=click.Choice(["weighted", "rrf"]),
+    default=None,
+    help="Fuse channels by weighted scores (default) or reciprocal rank.",
+)
 @click.option(
     "--sync/--no-sync",
     "do_sync",
     default=False,
     help="Sync the index before searching (it is always built when missing).",
+)
+@click.option(
+    "--as",
+    "principal",
+    default=None,
+    metavar="PRINCIPAL",
+    help="See only what PRINCIPAL's access rules in .lore/config.toml allow.",
 )
 @vault_options
 def search_cmd(
@@ -44,7 +67,10 @@ def search_cmd(
     since: str | None,
     until: str | None,
     explain: bool,
+    mode: str | None,
+    fusion: str | None,
     do_sync: bool,
+    principal: str | None,
     vault_opt: str | None,
     db: str | None,
     as_json: bool,
@@ -55,7 +81,8 @@ def search_cmd(
 
     with open_from_options(vault_opt, db) as opened:
         if do_sync or opened.status().last_sync is None:
-            opened.sync(progress=ProgressBar("indexing"))
+            for notice in opened.sync(progress=ProgressBar("indexing")).notices:
+                click.echo(f"lore: notice: {notice}", err=True)
         result = opened.search(
             " ".join(query),
             limit=limit,
@@ -64,8 +91,13 @@ def search_cmd(
             since=since,
             until=until,
             explain=explain,
+            mode=mode,
+            fusion=fusion,
+            principal=principal,
         )
         markers = opened.settings.highlight
+    for notice in result.notices:
+        click.echo(f"lore: notice: {notice}", err=True)
     if as_json:
         click.echo(dumps(result.to_dict()))
     else:
@@ -77,7 +109,7 @@ def search_cmd(
 @vault_options
 def show_cmd(path: str, vault_opt: str | None, db: str | None, as_json: bool) -> None:
     """Show one indexed note: title, date, tags, headings, links and its text."""
-    from ..present.human import format_mapping
+    from ..present.human import clean, format_mapping
     from ..present.jsonout import dumps
 
     with open_from_options(vault_opt, db) as opened:
@@ -88,12 +120,13 @@ def show_cmd(path: str, vault_opt: str | None, db: str | None, as_json: bool) ->
     body = note.pop("body")
     note.pop("summary")
     note["tags"] = [f"{t['tag']} ({t['origin']})" for t in note["tags"]]
+    note["derived_tags"] = [f"{t['tag']} ({t['origin']})" for t in note.get("derived_tags", [])]
     note["headings"] = [
         f"{'#' * h['level']} {h['text']} (line {h['line']})" for h in note["headings"]
     ]
     click.echo(format_mapping(note))
     click.echo("---")
-    click.echo(body)
+    click.echo(clean(body, lines=True))
 
 
 COMMANDS = [search_cmd, show_cmd]

@@ -101,6 +101,24 @@ def iter_tokens(text: str) -> Iterator[Token]:
                 yield Token(term, start, end)
 
 
+def token_spans(text: str) -> list[tuple[str, int, int]]:
+    """(term, start, end) for every token: `iter_tokens` as plain tuples, for hot paths
+    (snippets scan every hit's text)."""
+    out: list[tuple[str, int, int]] = []
+    append = out.append
+    for match in _RUN_OR_WORD.finditer(text):
+        piece = match.group()
+        start = match.start()
+        if _CJK_CHAR.match(piece):
+            for i, char in enumerate(piece):
+                append((_cjk_term(char), start + i, start + i + 1))
+        else:
+            end = match.end()
+            for term in normalize_word(piece):
+                append((term, start, end))
+    return out
+
+
 def tokenize(text: str) -> list[Token]:
     return list(iter_tokens(text))
 

@@ -25,8 +25,9 @@ from ..derive.fields import distinct_terms, fts_fields
 from ..derive.summary import long_summary
 from ..ingest.parse import parse_note
 from ..ingest.scan import FileStat, scan_vault
+from ..memory.derive import derive_memory
 from ..model import Skipped, SyncReport
-from ..store.sqlite import NoteRow, SqliteStore, StoredStat, Unreadable
+from ..store.sqlite import TOKENIZER_VERSION, NoteRow, SqliteStore, StoredStat, Unreadable
 
 Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -110,7 +111,7 @@ def derive_row(
         summary=summary,
         body=note.body,
         body_line=note.body_line,
-        priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+        priority=priority if _storable_int(priority) else None,
         status=str(status) if isinstance(status, str | int | float) else None,
         truncated=raw.truncated,
         tags=all_tags,
@@ -118,6 +119,11 @@ def derive_row(
         fts=fts_fields(note.title, fm, [t for t, _origin in all_tags], summary, note.body),
     )
     return row, problems
+
+
+def _storable_int(value: object) -> bool:
+    """An integer SQLite can store (64-bit); a bigger one in front matter is ignored."""
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 def _stat_changed(stat: FileStat, stored: StoredStat | None) -> bool:
@@ -235,6 +241,7 @@ def sync(
         bad = store.unreadable()
         if rebuild:
             store.clear_search_index()
+            store.set_meta("tokenizer_version", TOKENIZER_VERSION)  # tokens re-derived now
         candidates = []
         for stat in files:
             if run.pending(stat, stored.get(stat.path), bad.get(stat.path)):
@@ -256,6 +263,9 @@ def sync(
         for path in bad:
             if path not in seen:
                 store.clear_unreadable(path)
+        if run.added or run.changed or run.deleted or rebuild:
+            deleted_ids = [stored[path].id for path in run.deleted]
+            derive_memory(store, root, run.added + run.changed, deleted_ids, full=rebuild)
         store.apply_df(run.df_delta)
         if run.added or run.changed or run.deleted or rebuild:
             store.set_meta("last_sync", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))

@@ -25,6 +25,11 @@ _WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\
 _INLINE_TAG = re.compile(r"(?<![\w#&/\\])#([^\W\d_][\w\-/]*|\d+[^\W\d_][\w\-/]*)")
 
 
+def _flat(message: object) -> str:
+    """A library's error message on one line (a problem is reported as one line)."""
+    return " ".join(str(message).split())
+
+
 class FrontMatterError(ValueError):
     """The front matter block exists but cannot be read; the message says where and why."""
 
@@ -123,14 +128,14 @@ def load_frontmatter(source: str) -> dict[str, Any]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 2}: " if mark is not None else ""
-        raise FrontMatterError(f"malformed front matter ({where}{exc.problem})") from None
-    except yaml.YAMLError as exc:
-        raise FrontMatterError(f"malformed front matter ({exc})") from None
+        raise FrontMatterError(f"malformed front matter ({where}{_flat(exc.problem)})") from None
+    except yaml.YAMLError as exc:  # e.g. a control character: its message spans lines
+        raise FrontMatterError(f"malformed front matter ({_flat(exc)})") from None
     except RecursionError:
         raise FrontMatterError("front matter nested too deeply") from None
     except (ValueError, TypeError, AttributeError, OverflowError) as exc:
         # YAML parsed, but a value cannot be built (2026-02-30, !!int abc, a huge number).
-        raise FrontMatterError(f"front matter value cannot be read ({exc})") from None
+        raise FrontMatterError(f"front matter value cannot be read ({_flat(exc)})") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

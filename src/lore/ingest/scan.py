@@ -43,11 +43,29 @@ def _inside(root: Path, target: str) -> bool:
     return resolved == root or root in resolved.parents
 
 
+_BAD_NAME = "{} name is not valid UTF-8; rename it to index it"
+
+
+def _undecodable(name: str) -> bool:
+    """A name with bytes that are not UTF-8 (os.scandir gives them as lone surrogates):
+    it cannot be stored, printed or searched as text."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _printable(rel: str) -> str:
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
     """Yield every note file under `root` (resolved), in sorted path order.
 
     Files that are not taken are appended to `skipped` with a reason when the user would
-    want to know (a symlink leaving the vault, an unreadable folder); plain ignores are silent.
+    want to know (a symlink leaving the vault, an unreadable folder, a name that is not
+    UTF-8); plain ignores are silent.
     """
     spec = load_ignore(root)
     stack: list[tuple[Path, str]] = [(root, "")]
@@ -70,6 +88,9 @@ def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
             if is_dir:
                 if entry.name in ALWAYS_IGNORED_DIRS or spec.match_file(rel + "/"):
                     continue
+                if _undecodable(entry.name):
+                    skipped.append(Skipped(_printable(rel + "/"), _BAD_NAME.format("folder")))
+                    continue
                 subfolders.append((Path(entry.path), rel + "/"))
                 continue
             if is_link and os.path.isdir(entry.path):
@@ -80,6 +101,9 @@ def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
                     )
                 continue
             if not entry.name.lower().endswith(NOTE_SUFFIXES) or spec.match_file(rel):
+                continue
+            if _undecodable(entry.name):
+                skipped.append(Skipped(_printable(rel), _BAD_NAME.format("file")))
                 continue
             if is_link:
                 if not _inside(root, entry.path):

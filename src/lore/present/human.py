@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from typing import Any, TextIO
@@ -14,6 +15,19 @@ CYAN = "\x1b[36m"
 RESET = "\x1b[0m"
 
 
+# Control characters (a terminal escape, a carriage return, a NUL) and bidirectional
+# overrides/isolates, which a note or a file name may hold: shown, never obeyed.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: str, *, lines: bool = False) -> str:
+    """`text` safe to print on a terminal: each control character as its escape (\\x1b);
+    with `lines`, newlines and tabs are kept."""
+    pattern = _CONTROL_BUT_LINES if lines else _CONTROL
+    return pattern.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def _style(text: str, code: str, color: bool) -> str:
     return f"{code}{text}{RESET}" if color else text
 
@@ -21,14 +35,14 @@ def _style(text: str, code: str, color: bool) -> str:
 def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) -> str:
     where = [hit.date or "no date"]
     if hit.heading:
-        where.append(f"§ {hit.heading}")
+        where.append(f"§ {clean(hit.heading)}")
     where.append(f"line {hit.line}")
     where.append(f"score {hit.score:.3f}")
-    snippet = hit.snippet
+    snippet = clean(hit.snippet)
     if color:
         snippet = snippet.replace(markers[0], BOLD + CYAN).replace(markers[1], RESET)
     lines = [
-        f"{rank}. {_style(hit.path, BOLD, color)}  {hit.title}",
+        f"{rank}. {_style(clean(hit.path), BOLD, color)}  {clean(hit.title)}",
         "   " + _style(" · ".join(where), DIM, color),
         f"   {snippet}",
     ]
@@ -38,6 +52,14 @@ def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) ->
         lines.append(
             "   " + _style(f"matched: {', '.join(hit.explain.matched_terms) or '-'}", DIM, color)
         )
+        if hit.explain.channels:
+            scores = ", ".join(
+                f"{name} {v['raw']:.3f}→{v['weighted']:.3f}"
+                for name, v in hit.explain.channels.items()
+            )
+            lines.append("   " + _style(f"channels (raw→weighted): {scores}", DIM, color))
+        if hit.explain.passage:
+            lines.append("   " + _style(f"best passage: {clean(hit.explain.passage)}", DIM, color))
     return "\n".join(lines)
 
 
@@ -47,7 +69,14 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
     blocks = [format_hit(i, hit, color=color, markers=markers) for i, hit in enumerate(result, 1)]
     if result[0].explain is not None:
         explain = result[0].explain
-        blocks.insert(0, f"query terms: {', '.join(explain.query_terms)}\nfts: {explain.fts_query}")
+        head = f"query terms: {', '.join(explain.query_terms)}\nfts: {explain.fts_query}"
+        if explain.query_refine is not None:
+            head = (
+                f"mode: {result.mode} ({explain.planner} plan)\n"
+                f"query_refine: {explain.query_refine}\n"
+                f"query_tags: {', '.join(explain.query_tags) or '-'}\n{head}"
+            )
+        blocks.insert(0, head)
     return "\n\n".join(blocks)
 
 
@@ -60,9 +89,11 @@ def format_sync(report: SyncReport) -> str:
     ]
     if report.skipped:
         parts.append(f"skipped {len(report.skipped)}")
+    if report.embedded:
+        parts.append(f"embedded {report.embedded}")
     lines = [", ".join(parts) + f" ({report.seconds:.2f} s)"]
-    lines += [f"  skipped {s.path}: {s.reason}" for s in report.skipped]
-    lines += [f"  warning {w.path}: {w.reason}" for w in report.warnings]
+    lines += [f"  skipped {clean(s.path)}: {clean(s.reason)}" for s in report.skipped]
+    lines += [f"  warning {clean(w.path)}: {clean(w.reason)}" for w in report.warnings]
     return "\n".join(lines)
 
 
@@ -74,11 +105,11 @@ def format_mapping(data: dict[str, Any], indent: str = "") -> str:
             lines.append(format_mapping(value, indent + "  "))
         elif isinstance(value, list):
             lines.append(f"{indent}{key}: {len(value)}")
-            lines += [f"{indent}  - {item}" for item in value[:50]]
+            lines += [f"{indent}  - {clean(str(item))}" for item in value[:50]]
             if len(value) > 50:
                 lines.append(f"{indent}  … {len(value) - 50} more")
         else:
-            lines.append(f"{indent}{key}: {value}")
+            lines.append(f"{indent}{key}: {clean(str(value))}")
     return "\n".join(lines)
 
 

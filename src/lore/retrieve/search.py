@@ -10,6 +10,7 @@ from __future__ import annotations
 import calendar
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,12 +18,14 @@ from ..errors import QueryError
 from ..model import Explain, Hit, SearchResult
 from ..store.sqlite import SqliteStore
 from .query import QueryPlan, plan
-from .snippet import build_evidence, matched_in
+from .snippet import Evidence, build_evidence, matched_in
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
 MAX_DF_RATIO = 0.1
 PRUNE_ABOVE_TERMS = 12  # short queries cost little: keep every term that can match
 KEEP_WHEN_ALL_COMMON = 4
+COMMON_WORD_DF_RATIO = 0.35
+TIE_MARGIN = 20
 MAX_LIMIT = 1000
 _DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
@@ -33,10 +36,13 @@ class Filters:
     path: str | None = None
     since: str | None = None
     until: str | None = None
+    # Access rules (lore.memory.access): the GLOBs a principal may see; None = everything.
+    # Applied in SQL wherever notes are ranked or counted, so nothing else leaks.
+    allow: tuple[str, ...] | None = None
 
     @property
     def active(self) -> bool:
-        return bool(self.tags or self.path or self.since or self.until)
+        return bool(self.tags or self.path or self.since or self.until) or self.allow is not None
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,33 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     if filters.until:
         clauses.append("n.date <= ?")
         params.append(filters.until)
+    if filters.allow is not None:
+        clauses.append(_allow_clause(filters.allow))
+        params.extend(filters.allow)
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def _allow_clause(allow: tuple[str, ...]) -> str:
+    return "(" + (" OR ".join("n.path GLOB ?" for _ in allow) or "0") + ")"
+
+
+def _allowed_df(
+    store: SqliteStore, tokens: list[str], allow: tuple[str, ...]
+) -> tuple[dict[str, int], int]:
+    """Document frequencies and note count within what an access rule allows, so pruning
+    and --explain say nothing about notes outside it."""
+    where = _allow_clause(allow)
+    total = int(store.query(f"SELECT count(*) FROM notes n WHERE {where}", allow)[0][0])
+    df: dict[str, int] = {}
+    for token in tokens:  # tokens are letters and digits only: quoting is safe
+        found = store.query(
+            f"SELECT count(*) FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ?"
+            f" AND {where}",
+            [f'"{token}"', *allow],
+        )[0][0]
+        if found:
+            df[token] = int(found)
+    return df, total
 
 
 def _weights(options: SearchOptions) -> list[float]:
@@ -115,7 +147,10 @@ def _weights(options: SearchOptions) -> list[float]:
 
 
 def prune(
-    store: SqliteStore, query_plan: QueryPlan, max_df_ratio: float
+    store: SqliteStore,
+    query_plan: QueryPlan,
+    max_df_ratio: float,
+    allow: tuple[str, ...] | None = None,
 ) -> tuple[QueryPlan, list[str]]:
     """Drop terms that cannot match or barely discriminate, before FTS5 sees them.
 
@@ -128,14 +163,24 @@ def prune(
     Returns the pruned plan and the texts of the dropped terms (for --explain).
     """
     tokens = sorted({tok for term in query_plan.terms for tok in term.tokens})
-    df = store.document_frequencies(tokens)
-    total = max(int(store.query("SELECT count(*) FROM notes")[0][0]), 1)
+    if allow is not None:
+        df, total = _allowed_df(store, tokens, allow)
+        total = max(total, 1)
+    else:
+        df = store.document_frequencies(tokens)
+        total = max(int(store.query("SELECT count(*) FROM notes")[0][0]), 1)
     limit = max_df_ratio * total
     kept, dropped = [], []
     many = len(query_plan.terms) > PRUNE_ABOVE_TERMS
     for term in query_plan.terms:
         rarest = min(df.get(tok, 0) for tok in term.tokens)
-        common = len(term.tokens) == 1 and rarest > limit and many
+        # Single CJK characters are the bulk of a Chinese query's terms and of its cost;
+        # single words are pruned only in long queries (English words carry more weight).
+        single = len(term.tokens) == 1 and (many or term.kind == "cjk_char")
+        # A dictionary word made only of very common characters ("成为", "开始") is itself
+        # common: scoring it costs as much as scoring its characters, for as little gain.
+        common_word = term.kind == "cjk_word" and rarest > COMMON_WORD_DF_RATIO * total
+        common = (single and rarest > limit) or common_word
         if rarest == 0 or common:
             dropped.append(term)
         else:
@@ -154,8 +199,26 @@ def prune(
 def rank(
     store: SqliteStore, query_plan: QueryPlan, filters: Filters, limit: int, weights: list[float]
 ) -> list[tuple[int, float]]:
-    """(note id, BM25 score as a positive number) for the best `limit` notes."""
+    """(note id, BM25 score as a positive number) for the best `limit` notes, ties by path.
+
+    Without filters the FTS table is ranked alone (joining `notes` for every matching row
+    doubles the cost at 100k notes); a few extra rows are fetched so ties at the cut can
+    be ordered by path, and the join is used only when a tie runs past them.
+    """
     where, params = _filter_sql(filters)
+    if not where:
+        fetch = limit + TIE_MARGIN
+        rows = store.query(
+            "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ?"
+            " ORDER BY s LIMIT ?",
+            [*weights, query_plan.fts_query, fetch],
+        )
+        if len(rows) < fetch or rows[-1][1] != rows[limit - 1][1]:
+            ids = [int(r[0]) for r in rows]
+            marks = ",".join("?" * len(ids))
+            paths = dict(store.query(f"SELECT id, path FROM notes WHERE id IN ({marks})", ids))
+            ordered = sorted(rows, key=lambda r: (r[1], paths[r[0]]))[:limit]
+            return [(int(nid), round(-float(score), 6)) for nid, score in ordered]
     sql = (
         "SELECT n.id, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN notes n ON n.id = fts.rowid"
         f" WHERE fts MATCH ?{where} ORDER BY s, n.path LIMIT ?"
@@ -164,7 +227,14 @@ def rank(
     return [(int(nid), round(-float(score), 6)) for nid, score in rows]
 
 
-def _count(store: SqliteStore, query_plan: QueryPlan) -> int:
+def _count(store: SqliteStore, query_plan: QueryPlan, filters: Filters | None = None) -> int:
+    """Notes matching the query before filters (within the access rule, if any)."""
+    if filters is not None and filters.allow is not None:
+        sql = (
+            "SELECT count(*) FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ?"
+            f" AND {_allow_clause(filters.allow)}"
+        )
+        return int(store.query(sql, [query_plan.fts_query, *filters.allow])[0][0])
     return int(
         store.query("SELECT count(*) FROM fts WHERE fts MATCH ?", [query_plan.fts_query])[0][0]
     )
@@ -201,64 +271,114 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
         return SearchResult([], query=text, mode=options.mode, reason=reason)
     weights = _weights(options)
     with store.snapshot():
-        query_plan, dropped = prune(store, query_plan, options.max_df_ratio)
+        query_plan, dropped = prune(store, query_plan, options.max_df_ratio, filters.allow)
         ranked = rank(store, query_plan, filters, limit, weights) if query_plan.terms else []
         if not ranked:
-            matched = _count(store, query_plan) if query_plan.terms else 0
+            matched = _count(store, query_plan, filters) if query_plan.terms else 0
             reason = (
                 f"{matched} note(s) matched, but all were filtered out"
                 if matched and filters.active
                 else "nothing matched"
             )
             return SearchResult([], query=text, mode=options.mode, reason=reason)
-        ids = [nid for nid, _ in ranked]
-        marks = ",".join("?" * len(ids))
-        rows = {
-            int(r[0]): r
-            for r in store.query(
-                "SELECT id, path, title, date, frontmatter, headings, body, body_line"
-                f" FROM notes WHERE id IN ({marks})",
-                ids,
-            )
-        }
-        tags: dict[int, list[str]] = {}
-        for nid, tag in store.query(
-            f"SELECT note_id, tag FROM tags WHERE note_id IN ({marks}) ORDER BY position", ids
-        ):
-            tags.setdefault(int(nid), []).append(str(tag))
-        field_scores = _field_scores(store, query_plan, ids, weights) if options.explain else {}
-
-    hits: list[Hit] = []
-    for nid, score in ranked:
-        _, path, title, date, fm_json, headings_json, body, body_line = rows[nid]
-        headings = [(h[0], h[1], h[2], h[3]) for h in json.loads(headings_json)]
-        evidence = build_evidence(body, body_line, headings, query_plan, markers=options.markers)
-        explain = None
-        if options.explain:
-            note_tags = tags.get(nid, [])
-            hit_terms = set(evidence.matched) | matched_in(
-                f"{title}\n{' '.join(note_tags)}", query_plan
-            )
-            explain = Explain(
-                fields=field_scores.get(nid, {}),
-                matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
-                query_terms=[t.text for t in full_plan.terms],
-                fts_query=query_plan.fts_query,
-                dropped_terms=dropped,
-            )
-        hits.append(
-            Hit(
-                path=str(path),
-                title=str(title),
-                date=date,
-                score=score,
-                snippet=evidence.snippet,
-                heading=evidence.heading,
-                line=evidence.line,
-                frontmatter=json.loads(fm_json),
-                tags=tags.get(nid, []),
-                mode=options.mode,
-                explain=explain,
-            )
+        field_scores = (
+            _field_scores(store, query_plan, [n for n, _ in ranked], weights)
+            if options.explain
+            else {}
         )
+        rows = load_hit_rows(store, [nid for nid, _ in ranked])
+
+    def explain_for(nid: int, evidence: Evidence, row: HitRow) -> Explain:
+        hit_terms = set(evidence.matched) | matched_in(
+            f"{row.title}\n{' '.join(row.tags)}", query_plan
+        )
+        return Explain(
+            fields=field_scores.get(nid, {}),
+            matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
+            query_terms=[t.text for t in full_plan.terms],
+            fts_query=query_plan.fts_query,
+            dropped_terms=dropped,
+        )
+
+    hits = [
+        make_hit(
+            rows[nid],
+            score,
+            query_plan,
+            options,
+            explain_for if options.explain else None,
+        )
+        for nid, score in ranked
+    ]
     return SearchResult(hits, query=text, mode=options.mode, matched=len(hits))
+
+
+@dataclass(frozen=True)
+class HitRow:
+    id: int
+    path: str
+    title: str
+    date: str | None
+    frontmatter: dict[str, Any]
+    headings: list[tuple[int, str, int, int]]
+    body: str
+    body_line: int
+    tags: list[str]
+
+
+def load_hit_rows(store: SqliteStore, ids: list[int]) -> dict[int, HitRow]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    tags: dict[int, list[str]] = {}
+    for nid, tag in store.query(
+        f"SELECT note_id, tag FROM tags WHERE note_id IN ({marks}) ORDER BY position", ids
+    ):
+        tags.setdefault(int(nid), []).append(str(tag))
+    rows: dict[int, HitRow] = {}
+    for nid, path, title, date, fm_json, headings_json, body, body_line in store.query(
+        "SELECT id, path, title, date, frontmatter, headings, body, body_line"
+        f" FROM notes WHERE id IN ({marks})",
+        ids,
+    ):
+        rows[int(nid)] = HitRow(
+            int(nid),
+            str(path),
+            str(title),
+            date,
+            json.loads(fm_json),
+            [(h[0], h[1], h[2], h[3]) for h in json.loads(headings_json)],
+            str(body),
+            int(body_line),
+            tags.get(int(nid), []),
+        )
+    return rows
+
+
+def make_hit(
+    row: HitRow,
+    score: float,
+    query_plan: QueryPlan,
+    options: SearchOptions,
+    explain_for: Callable[[int, Evidence, HitRow], Explain] | None,
+    *,
+    evidence: Evidence | None = None,
+    mode: str | None = None,
+) -> Hit:
+    if evidence is None:
+        evidence = build_evidence(
+            row.body, row.body_line, row.headings, query_plan, markers=options.markers
+        )
+    return Hit(
+        path=row.path,
+        title=row.title,
+        date=row.date,
+        score=score,
+        snippet=evidence.snippet,
+        heading=evidence.heading,
+        line=evidence.line,
+        frontmatter=row.frontmatter,
+        tags=row.tags,
+        mode=mode or options.mode,
+        explain=explain_for(row.id, evidence, row) if explain_for else None,
+    )

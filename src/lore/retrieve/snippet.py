@@ -11,7 +11,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from ..derive.tokenize import has_cjk, iter_tokens
+from ..derive.tokenize import has_cjk, token_spans
 from .query import QueryPlan, QueryTerm
 
 SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
@@ -42,29 +42,40 @@ def find_matches(text: str, plan: QueryPlan) -> list[Match]:
     by_first: dict[str, list[QueryTerm]] = {}
     for term in plan.terms:
         by_first.setdefault(term.tokens[0], []).append(term)
-    tokens = list(iter_tokens(text[:SCAN_LIMIT_CHARS]))
-    terms_at = [t.term for t in tokens]
+    spans = token_spans(text[:SCAN_LIMIT_CHARS])
+    terms_at = [span[0] for span in spans]
     matches: list[Match] = []
-    for i, token in enumerate(tokens):
-        for term in by_first.get(token.term, ()):
+    for i, (token, start, _end) in enumerate(spans):
+        for term in by_first.get(token, ()):
             n = len(term.tokens)
-            if tuple(terms_at[i : i + n]) == term.tokens:
-                matches.append(Match(token.start, tokens[i + n - 1].end, term))
+            if n == 1 or tuple(terms_at[i : i + n]) == term.tokens:
+                matches.append(Match(start, spans[i + n - 1][2], term))
     return matches
 
 
 def _best_window(matches: list[Match], width: int) -> tuple[int, int]:
-    """Indices [lo, hi) into `matches` (sorted by start) of the best window."""
+    """Indices [lo, hi) into `matches` (sorted by start) of the best window: the one whose
+    distinct terms weigh most. One pass with a count per term in the window, so a note of
+    a million repeated matches costs linear time."""
     best = (-1.0, 0, 0)
+    in_window: dict[QueryTerm, int] = {}
+    score = 0.0
     hi = 0
     for lo in range(len(matches)):
         hi = max(hi, lo)
         while hi < len(matches) and matches[hi].end - matches[lo].start <= width:
+            term = matches[hi].term
+            if not in_window.get(term):
+                score += _WEIGHTS.get(term.kind, 1.0) * len(term.tokens)
+            in_window[term] = in_window.get(term, 0) + 1
             hi += 1
-        distinct = {m.term for m in matches[lo:hi]}
-        score = sum(_WEIGHTS.get(t.kind, 1.0) * len(t.tokens) for t in distinct)
         if score > best[0]:
             best = (score, lo, hi)
+        if hi > lo:  # matches[lo] leaves the window
+            term = matches[lo].term
+            in_window[term] -= 1
+            if not in_window[term]:
+                score -= _WEIGHTS.get(term.kind, 1.0) * len(term.tokens)
     return best[1], best[2]
 
 

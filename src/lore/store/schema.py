@@ -75,7 +75,138 @@ def m001_core(db: Any) -> None:
     )
 
 
+def m003_semantic(db: Any) -> None:
+    """Tags derived from the text, the texts to embed per note, their vectors' keys, and the
+    cache of model answers. Vectors themselves live in a sqlite-vec table (`vec_items`) made
+    on first use, once the dimension is known (see lore.index.embed)."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS semantic_state (
+            note_id   INTEGER PRIMARY KEY,      -- a note whose derived rows below are current
+            note_hash TEXT NOT NULL,            -- notes.hash they were derived from
+            version   TEXT NOT NULL             -- derivation version (tags + passage split)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS derived_tags (
+            note_id  INTEGER NOT NULL,
+            tag      TEXT NOT NULL,
+            tag_key  TEXT NOT NULL,             -- case-folded, for matching
+            origin   TEXT NOT NULL,             -- heuristic | llm
+            position INTEGER NOT NULL,
+            PRIMARY KEY (note_id, tag_key, origin)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS derived_tags_key ON derived_tags(tag_key);
+        CREATE TABLE IF NOT EXISTS note_texts (
+            note_id INTEGER NOT NULL,
+            kind    TEXT NOT NULL,              -- summary | tags | passage
+            seq     INTEGER NOT NULL,
+            hash    TEXT NOT NULL,              -- sha256 of the text embedded
+            start   INTEGER NOT NULL,           -- passage span in the body (chars); 0, 0 else
+            "end"   INTEGER NOT NULL,
+            heading TEXT,                       -- the heading a passage sits under
+            PRIMARY KEY (note_id, kind, seq)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS note_texts_hash ON note_texts(hash);
+        CREATE TABLE IF NOT EXISTS vec_texts (
+            id       INTEGER PRIMARY KEY,       -- rowid of the vector in vec_items
+            hash     TEXT NOT NULL,
+            identity TEXT NOT NULL,             -- provider:model the vector came from
+            space    TEXT NOT NULL,             -- doc (summary, passages) | tags
+            UNIQUE (hash, identity, space)
+        );
+        CREATE TABLE IF NOT EXISTS llm_cache (
+            key            TEXT PRIMARY KEY,    -- sha256 of (task, input hash, model, version)
+            task           TEXT NOT NULL,       -- query_plan | tags
+            model          TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            input_hash     TEXT NOT NULL,
+            output         TEXT NOT NULL        -- the validated JSON answer
+        ) WITHOUT ROWID;
+        """
+    )
+
+
+def m002_memory(db: Any) -> None:
+    """Agent memory (issue 3): entity cards, their aliases, relation edges, mentions and the
+    entries of daily notes and of the core file. Every row is derived from one note (keyed
+    by note_id) except mentions, which also depend on the vault's alias table."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS entity_defs (
+            note_id     INTEGER NOT NULL,
+            seq         INTEGER NOT NULL,       -- order within the note
+            name        TEXT NOT NULL,
+            name_key    TEXT NOT NULL,          -- folded, punctuation-free: the entity's key
+            type        TEXT,
+            kind        TEXT NOT NULL,          -- file (entities/X.md) | section (### X (Type))
+            line        INTEGER NOT NULL,
+            definition  TEXT NOT NULL,
+            tags        TEXT NOT NULL,          -- JSON list
+            last_activity     TEXT,             -- YYYY-MM-DD as written on the card
+            last_activity_raw TEXT,             -- as written (kept when it is not a date)
+            status      TEXT,
+            pinned      INTEGER NOT NULL,
+            events      TEXT NOT NULL,          -- JSON [[date or null, text, line], ...]
+            problems    TEXT NOT NULL,          -- JSON list of one-line problems
+            PRIMARY KEY (note_id, seq)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS entity_defs_name ON entity_defs(name_key);
+        CREATE TABLE IF NOT EXISTS entity_aliases (
+            note_id   INTEGER NOT NULL,
+            seq       INTEGER NOT NULL,         -- the entity_defs row it belongs to
+            alias     TEXT NOT NULL,            -- as written
+            alias_key TEXT NOT NULL,
+            is_name   INTEGER NOT NULL,
+            position  INTEGER NOT NULL,         -- order as written
+            PRIMARY KEY (note_id, seq, alias_key)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS entity_aliases_key ON entity_aliases(alias_key);
+        CREATE TABLE IF NOT EXISTS entity_edges (
+            note_id    INTEGER NOT NULL,
+            seq        INTEGER NOT NULL,
+            source     TEXT NOT NULL,           -- entity name; '' when the note itself links
+            relation   TEXT NOT NULL,
+            target     TEXT NOT NULL,           -- as written
+            target_key TEXT NOT NULL,
+            line       INTEGER NOT NULL,
+            kind       TEXT NOT NULL,           -- relation | wikilink
+            PRIMARY KEY (note_id, seq)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS entity_edges_target ON entity_edges(target_key);
+        CREATE TABLE IF NOT EXISTS entity_mentions (
+            note_id    INTEGER NOT NULL,
+            entity_key TEXT NOT NULL,
+            count      INTEGER NOT NULL,
+            line       INTEGER NOT NULL,        -- first mention
+            PRIMARY KEY (note_id, entity_key)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS entity_mentions_entity ON entity_mentions(entity_key);
+        CREATE TABLE IF NOT EXISTS memory_entries (
+            note_id  INTEGER NOT NULL,
+            seq      INTEGER NOT NULL,
+            kind     TEXT NOT NULL,             -- remember | digest | section | item |
+                                                -- conclusion | open | next
+            anchor   TEXT NOT NULL,             -- '' when the entry has none
+            heading  TEXT NOT NULL,
+            line     INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            text_line INTEGER NOT NULL,         -- the line `text` starts on
+            date     TEXT,
+            time     TEXT,
+            status   TEXT,                      -- claimed | verified | done | open | NULL
+            trust    TEXT,                      -- confirmed | inferred | imported | NULL
+            source   TEXT,
+            target   TEXT,                      -- a core conclusion's pointer path#anchor
+            entities TEXT NOT NULL,             -- JSON list
+            text     TEXT NOT NULL,
+            PRIMARY KEY (note_id, seq)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_core", m001_core),
+    ("m002_memory", m002_memory),
+    ("m003_semantic", m003_semantic),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,7 +17,7 @@ from typing import Any
 
 import apsw
 
-from ..errors import IndexBusyError, IndexError_, SchemaError, VaultMismatchError
+from ..errors import IndexBusyError, IndexError_, SchemaError, VaultMismatchError, shown
 from .schema import FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 5_000
@@ -74,6 +74,14 @@ def _busy(db_path: Path) -> IndexBusyError:
     )
 
 
+def damaged(db_path: Path, why: object) -> SchemaError:
+    """The index file cannot be read as a lore index; it is derived, so it can be remade."""
+    return SchemaError(
+        f"index {db_path} is damaged: {why}",
+        hint=f"delete {db_path} and run `lore index`: it is rebuilt from the files",
+    )
+
+
 class SqliteStore:
     """An open index file. Not thread-safe: one store per thread or process."""
 
@@ -84,10 +92,14 @@ class SqliteStore:
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
             self.db = apsw.Connection(str(db_path))
-        except (OSError, apsw.CantOpenError) as exc:
+        except (OSError, apsw.CantOpenError, UnicodeEncodeError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
+            if isinstance(exc, UnicodeEncodeError):
+                reason = "the path is not valid UTF-8"
+            elif isinstance(exc, ValueError):  # a NUL in the path
+                reason = "the path cannot contain NUL"
             raise IndexError_(
-                f"cannot open index at {db_path}: {reason}",
+                f"cannot open index at {shown(str(db_path))}: {reason}",
                 hint="use --db or LORE_DB to put the index somewhere writable",
             ) from None
         self.db.setbusytimeout(BUSY_TIMEOUT_MS)
@@ -108,6 +120,12 @@ class SqliteStore:
                 f"{db_path} is not a lore index (not an SQLite database)",
                 hint="move it away or point --db elsewhere",
             ) from None
+        except apsw.CorruptError as exc:
+            self.db.close()
+            raise damaged(db_path, exc) from None
+        except BaseException:  # refused (newer, other vault) or a failed migration
+            self.db.close()
+            raise
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -121,7 +139,8 @@ class SqliteStore:
             raise SchemaError(
                 f"index {self.db_path} was written by a newer lore (schema {version}, "
                 f"this lore knows {SCHEMA_VERSION})",
-                hint="upgrade lore, or run `lore rebuild` to re-derive it with this version",
+                hint="upgrade lore, or delete it and run `lore index` to rebuild it with this"
+                " version (it is derived from the files)",
             )
         if version < SCHEMA_VERSION:
             with self.transaction():
@@ -149,7 +168,10 @@ class SqliteStore:
                 )
             return 0
         value = self.get_meta("schema_version")
-        return int(value) if value and value.isdigit() else 0
+        if value is None or not value.isdigit():
+            why = "no schema version" if value is None else f"schema version {value!r}"
+            raise damaged(self.db_path, f"{why} recorded")
+        return int(value)
 
     def _check_vault(self) -> None:
         recorded = self.get_meta("vault_root")
@@ -250,8 +272,13 @@ class SqliteStore:
         )
 
     def clear_search_index(self) -> None:
-        """Empty the full-text index and the document frequencies (rebuild re-fills them)."""
-        self.db.execute("DELETE FROM fts; DELETE FROM term_df;")
+        """Empty the full-text index and the document frequencies (rebuild re-fills them),
+        and drop tag and link rows that belong to no note (rebuild re-derives the rest)."""
+        self.db.execute(
+            "DELETE FROM fts; DELETE FROM term_df;"
+            " DELETE FROM tags WHERE note_id NOT IN (SELECT id FROM notes);"
+            " DELETE FROM links WHERE note_id NOT IN (SELECT id FROM notes);"
+        )
 
     def update_stat(self, note_id: int, mtime_ns: int, size: int) -> None:
         self.db.execute(

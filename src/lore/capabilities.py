@@ -1,0 +1,199 @@
+"""Which optional parts are present, which mode that gives, and what to do after a sync.
+
+Modes (seed 000): mode1 = LLM + embeddings, mode2 = LLM only, mode3 = embeddings only,
+mode4 = neither. A part counts only when it is configured, has not failed in this session,
+and (for embeddings) the index holds vectors from that same provider. A part that fails
+(endpoint down, timeout, bad answer) is switched off for the rest of the session and the
+user is told once; the work finishes in the next lower mode and nothing stored is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import LoreError
+from .providers.none import Absent
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .index.embed import EmbedReport
+    from .providers.base import ChatProvider, EmbeddingProvider
+    from .store.sqlite import SqliteStore
+
+Progress = Callable[[int, int, str], None]
+MODES = ("mode1", "mode2", "mode3", "mode4")
+
+
+def mode_for(embeddings: bool, llm: bool) -> str:
+    return {(True, True): "mode1", (False, True): "mode2", (True, False): "mode3"}.get(
+        (embeddings, llm), "mode4"
+    )
+
+
+def mode_parts(mode: str) -> tuple[bool, bool]:
+    """(embeddings, llm) that a mode uses."""
+    return {"mode1": (True, True), "mode2": (False, True), "mode3": (True, False)}.get(
+        mode, (False, False)
+    )
+
+
+@dataclass
+class AfterSync:
+    derived: int = 0
+    embed: EmbedReport | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+class Capabilities:
+    def __init__(self, settings: Settings, store: SqliteStore) -> None:
+        self.settings = settings
+        self.store = store
+        self._embedder: EmbeddingProvider | Absent | None = None
+        self._chat: ChatProvider | Absent | None = None
+        self.failed: dict[str, str] = {}  # part -> why it was switched off
+        self._told: set[str] = set()
+
+    # -- providers -------------------------------------------------------------------------
+    def use(
+        self,
+        *,
+        embedder: EmbeddingProvider | Absent | None = None,
+        chat: ChatProvider | Absent | None = None,
+    ) -> None:
+        """Use these provider objects instead of the configured ones (Python API users
+        with their own provider, and tests)."""
+        if embedder is not None:
+            self._embedder = embedder
+        if chat is not None:
+            self._chat = chat
+        self.failed.clear()
+        self._told.clear()
+
+    def embedder(self) -> EmbeddingProvider | Absent:
+        if self._embedder is None:
+            from .providers.registry import embedding_provider
+
+            self._embedder = embedding_provider(self.settings)
+        return self._embedder
+
+    def chat(self) -> ChatProvider | Absent:
+        if self._chat is None:
+            from .providers.registry import chat_provider
+
+            self._chat = chat_provider(self.settings)
+        return self._chat
+
+    def fail(self, part: str, error: LoreError | str) -> str | None:
+        """Switch `part` off for this session; the notice to show, the first time only."""
+        reason = str(error)
+        self.failed[part] = reason
+        if part in self._told:
+            return None
+        self._told.add(part)
+        lower = self.mode()[0]
+        return f"{part} unavailable, working in {lower}: {reason}"
+
+    # -- mode ------------------------------------------------------------------------------
+    def embeddings_state(self, *, detail: bool = False) -> tuple[bool, str]:
+        provider = self.embedder()
+        if isinstance(provider, Absent):
+            return False, provider.reason
+        if "embeddings" in self.failed:
+            return False, f"failed in this session: {self.failed['embeddings']}"
+        from .index.embed import VEC_LAYOUT, has_vectors, pending_count, stored_identity
+
+        identity, dim = stored_identity(self.store)
+        if identity is not None and self.store.get_meta("vec_layout") != VEC_LAYOUT:
+            return False, "vectors stored by an older lore: run `lore embed` to redo them"
+        if identity is None or not has_vectors(self.store):
+            return False, f"{provider.identity} configured, but no vectors yet: run `lore embed`"
+        if identity != provider.identity:
+            return False, (
+                f"the index holds vectors from {identity}, not {provider.identity}: "
+                "run `lore embed --rebuild`"
+            )
+        pending = pending_count(self.store, identity) if detail else 0
+        note = f"; {pending} note(s) not embedded yet (run `lore embed`)" if pending else ""
+        return True, f"{identity} ({dim} dimensions){note}"
+
+    def llm_state(self) -> tuple[bool, str]:
+        provider = self.chat()
+        if isinstance(provider, Absent):
+            return False, provider.reason
+        if "llm" in self.failed:
+            return False, f"failed in this session: {self.failed['llm']}"
+        return True, provider.identity
+
+    def mode(self, *, detail: bool = False) -> tuple[str, dict[str, str]]:
+        """The active mode and, per part, what is present or why it is not (`detail`: also
+        count the notes still waiting to be embedded, for `lore status`)."""
+        emb, emb_why = self.embeddings_state(detail=detail)
+        llm, llm_why = self.llm_state()
+        return mode_for(emb, llm), {"embeddings": emb_why, "llm": llm_why}
+
+    def heuristic_tags(self) -> bool:
+        """Derive keyword tags from note text? `auto`: when a provider will use them (tag
+        vectors, LLM prompts); mode 4 ranks by full text and the authors' own tags."""
+        setting = self.settings.heuristic_tags
+        if setting != "auto":
+            return setting == "on"
+        return not isinstance(self.embedder(), Absent) or not isinstance(self.chat(), Absent)
+
+    # -- after a sync ----------------------------------------------------------------------
+    def after_sync(self, *, force: bool = False, progress: Progress | None = None) -> AfterSync:
+        """Derive tags and texts for changed notes; with an LLM, its tags; with an embedding
+        provider, the missing vectors. Provider faults become notices, never errors."""
+        from .index import semantic
+        from .index.embed import IdentityMismatch, embed_missing
+
+        result = AfterSync(
+            derived=semantic.refresh(self.store, force=force, tags=self.heuristic_tags())
+        )
+        chat = self.chat()
+        if not isinstance(chat, Absent) and "llm" not in self.failed:
+            from .index.llm_tags import tag_notes
+
+            try:
+                tag_notes(self.store, chat)
+            except LoreError as exc:
+                self._notice(result, self.fail("llm", exc))
+        provider = self.embedder()
+        if not isinstance(provider, Absent) and "embeddings" not in self.failed:
+            try:
+                result.embed = embed_missing(self.store, provider, progress=progress)
+            except IdentityMismatch as exc:
+                self._notice(result, f"embeddings skipped: {exc}")
+            except LoreError as exc:
+                self._notice(result, self.fail("embeddings", exc))
+        return result
+
+    @staticmethod
+    def _notice(result: AfterSync, notice: str | None) -> None:
+        if notice:
+            result.notices.append(notice)
+
+    def describe(self) -> dict[str, Any]:
+        mode, why = self.mode()
+        return {"mode": mode, **why}
+
+    # -- lore embed ------------------------------------------------------------------------
+    def embed(self, *, rebuild: bool = False, progress: Progress | None = None) -> EmbedReport:
+        """Fill in missing vectors (all of them with `rebuild`). Errors are raised: this is
+        the explicit command, so a failure is its result (batches done so far are kept)."""
+        from .errors import ConfigError
+        from .index import semantic
+        from .index.embed import drop_vectors, embed_missing
+
+        provider = self.embedder()
+        if isinstance(provider, Absent):
+            raise ConfigError(
+                "no embedding provider configured",
+                hint="set LORE_EMBED_PROVIDER=local (pip install 'lore[local]') or openai",
+            )
+        semantic.refresh(self.store, tags=self.heuristic_tags())
+        if rebuild:
+            drop_vectors(self.store)
+        self.failed.pop("embeddings", None)
+        return embed_missing(self.store, provider, progress=progress)

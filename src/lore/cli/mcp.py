@@ -1,0 +1,93 @@
+"""lore mcp: serve the vault to AI agents over the Model Context Protocol."""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from . import open_from_options
+
+
+@click.command("mcp")
+@click.option(
+    "--allow-write",
+    is_flag=True,
+    help="Offer the write tool `remember` (off by default: the server is read-only).",
+)
+@click.option(
+    "--http",
+    "http",
+    is_flag=True,
+    help="Serve streamable HTTP on 127.0.0.1 instead of stdio.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Port for --http (default 8765; 0: any free port; the URL is printed on stderr).",
+)
+@click.option(
+    "--allow-origin",
+    "origins",
+    multiple=True,
+    metavar="URL",
+    help="With --http, also accept requests from this browser Origin (repeatable).",
+)
+@click.option(
+    "--vault",
+    "vault_opt",
+    type=click.Path(),
+    default=None,
+    help="Vault folder (default: $LORE_VAULT, then the current folder).",
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Index file (default: $LORE_DB, then <vault>/.lore/index.sqlite).",
+)
+def mcp_cmd(
+    allow_write: bool,
+    http: bool,
+    port: int | None,
+    origins: tuple[str, ...],
+    vault_opt: str | None,
+    db: str | None,
+) -> None:
+    """Run an MCP server for AI agents (stdio by default; see docs/mcp.md).
+
+    Tools: search, read_note, list_tags, status, lookup, recent, context, snapshot,
+    and remember with --allow-write. Every query tool syncs the index first, so what
+    was just written is found.
+    """
+    from ..errors import ConfigError
+
+    if not http and (port is not None or origins):
+        raise click.UsageError("--port and --allow-origin go with --http")
+
+    try:
+        import mcp.server  # noqa: F401 - the SDK, from the `mcp` extra
+    except ImportError as exc:
+        raise ConfigError(
+            f"lore mcp needs the MCP SDK ({exc.name or exc} is not installed)",
+            hint="pip install 'lore[mcp]'",
+        ) from None
+    import anyio
+
+    from ..mcp.server import LoreServer
+
+    logging.basicConfig(level=logging.WARNING, format="lore mcp: %(levelname)s: %(message)s")
+    with open_from_options(vault_opt, db) as vault:
+        server = LoreServer(vault, allow_write=allow_write)
+        if not http:
+            anyio.run(server.serve_stdio)
+            return
+        server.serve_http(
+            port=8765 if port is None else port,
+            allowed_origins=origins,
+            ready=lambda url: click.echo(f"lore mcp: serving {vault.root} at {url}", err=True),
+        )
+
+
+COMMANDS = [mcp_cmd]

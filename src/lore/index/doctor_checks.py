@@ -1,0 +1,276 @@
+"""The checks of `lore doctor` (lore.index.doctor), each reading the index inside the
+doctor's read snapshot and recording what is wrong as a Problem with its repair."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from ..errors import LoreError
+from ..model import Skipped
+from ..store.schema import MIGRATIONS, SCHEMA_VERSION
+from ..store.sqlite import TOKENIZER_VERSION, SqliteStore
+
+# Repairs, weakest first: a stronger one also does what a weaker one would.
+INDEX, REBUILD, RESET = "lore index", "lore rebuild", "reset"
+EMBED, EMBED_REBUILD = "lore embed", "lore embed --rebuild"
+# Tables refreshed after the sync transaction (lore.index.semantic), checked as "semantic".
+SEMANTIC_TABLES = ("semantic_state", "derived_tags", "note_texts")
+_VEC_DIM = re.compile(r"float\[(\d+)\]")
+# Tables no migration makes: sqlite's own, FTS5's shadow tables, sqlite-vec's.
+_NOT_MIGRATED = re.compile(r"^(sqlite_|fts_|vec_items)")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the index, in one line, and the command that repairs it."""
+
+    check: str
+    message: str
+    repair: str
+
+
+class Checks:
+    """Runs each check inside one read snapshot; an SQLite error in a check is a damaged
+    index (reported, never raised)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.checks: dict[str, str] = {}
+        self.problems: list[Problem] = []
+
+    def problem(self, check: str, message: str, repair: str) -> None:
+        if Problem(check, message, repair) in self.problems:
+            return
+        self.problems.append(Problem(check, message, repair))
+        previous = self.checks.get(check, "ok")
+        self.checks[check] = message if previous == "ok" else f"{previous}; {message}"
+
+    @contextmanager
+    def check(self, name: str) -> Iterator[None]:
+        self.checks.setdefault(name, "ok")
+        try:
+            yield
+        except apsw.Error as exc:
+            self.problem(name, f"the index file is damaged: {exc}", RESET)
+
+    def count(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        row = self.store.db.execute(sql, params).fetchone()
+        return int(row[0]) if row else 0
+
+    def tables(self) -> dict[str, str]:
+        return {
+            str(name): str(sql or "")
+            for name, sql in self.store.db.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table'"
+            )
+        }
+
+
+def expected_tables() -> set[str]:
+    """The tables a fresh index has after every migration (built in memory)."""
+    db = apsw.Connection(":memory:")
+    try:
+        for _name, migrate in MIGRATIONS:
+            migrate(db)
+        names = {str(n) for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        db.close()
+    return {n for n in names if not _NOT_MIGRATED.match(n)} | {"fts"}
+
+
+def check_schema(run: Checks, meta: dict[str, str]) -> dict[str, Any]:
+    version = meta.get("schema_version", "")
+    info = {
+        "version": int(version) if version.isdigit() else None,
+        "expected": SCHEMA_VERSION,
+        "migrations": [name for name, _ in MIGRATIONS],
+        "tokenizer_version": meta.get("tokenizer_version"),
+        "expected_tokenizer_version": TOKENIZER_VERSION,
+    }
+    with run.check("schema"):
+        if info["version"] != SCHEMA_VERSION:
+            run.problem("schema", f"schema version {version!r}, expected {SCHEMA_VERSION}", RESET)
+        missing = sorted(expected_tables() - set(run.tables()))
+        if missing:
+            run.problem("schema", f"tables missing: {', '.join(missing)}", RESET)
+        if meta.get("tokenizer_version") != TOKENIZER_VERSION:
+            run.problem(
+                "schema",
+                f"full-text tokens from tokenizer version {meta.get('tokenizer_version')},"
+                f" this lore writes version {TOKENIZER_VERSION}",
+                REBUILD,
+            )
+    return info
+
+
+def check_fts(run: Checks, fts_error: str | None) -> None:
+    with run.check("fts"):
+        if fts_error:
+            run.checks["fts"] = f"FTS5 integrity-check failed: {fts_error}"
+        notes = run.count("SELECT count(*) FROM notes")
+        rows = run.count("SELECT count(*) FROM fts")
+        if rows != notes:
+            run.problem("fts", f"{rows} full-text rows for {notes} notes", REBUILD)
+        run.store.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.doctor_vocab USING fts5vocab(main, fts, row)"
+        )
+        try:
+            drift = run.count(
+                "SELECT count(*) FROM (SELECT term, doc FROM temp.doctor_vocab"
+                " EXCEPT SELECT term, df FROM term_df)"
+            ) + run.count(
+                "SELECT count(*) FROM (SELECT term, df FROM term_df"
+                " EXCEPT SELECT term, doc FROM temp.doctor_vocab)"
+            )
+        finally:
+            run.store.db.execute("DROP TABLE IF EXISTS temp.doctor_vocab")
+        if drift:
+            run.problem(
+                "fts", f"document frequencies of {drift} term(s) differ from the index", REBUILD
+            )
+
+
+def check_derived(run: Checks) -> None:
+    """No row of a per-note table may point at a note that is gone."""
+    with run.check("derived"):
+        for table, sql in sorted(run.tables().items()):
+            if table in SEMANTIC_TABLES or table.startswith(("sqlite_", "fts_", "vec_")):
+                continue
+            if not re.search(r"\bnote_id\b", sql):
+                continue
+            n = run.count(
+                f'SELECT count(*) FROM "{table}" WHERE note_id NOT IN (SELECT id FROM notes)'
+            )
+            if n:
+                run.problem("derived", f"{n} row(s) of {table} belong to no note", REBUILD)
+        n = run.count("SELECT count(*) FROM fts WHERE rowid NOT IN (SELECT id FROM notes)")
+        if n:
+            run.problem("derived", f"{n} full-text row(s) belong to no note", REBUILD)
+
+
+def check_semantic(run: Checks) -> None:
+    """Derived tags and texts-to-embed are refreshed by every `lore index` after its
+    transaction; an interrupted refresh leaves them behind, which the next sync completes."""
+    if "semantic_state" not in run.tables():
+        return
+    from .semantic import stale_notes
+
+    with run.check("semantic"):
+        stale = len(stale_notes(run.store))
+        gone = sum(
+            run.count(f"SELECT count(*) FROM {t} WHERE note_id NOT IN (SELECT id FROM notes)")
+            for t in SEMANTIC_TABLES
+        )
+        if stale or gone:
+            run.problem(
+                "semantic",
+                f"derived tags and texts are out of date for {stale} note(s)"
+                + (f", {gone} row(s) of deleted notes" if gone else ""),
+                INDEX,
+            )
+
+
+def check_sqlite(run: Checks) -> None:
+    with run.check("sqlite"):
+        rows = [str(r[0]) for r in run.store.db.execute("PRAGMA integrity_check(10)")]
+        if rows != ["ok"]:
+            run.problem("sqlite", f"integrity_check: {'; '.join(rows)[:300]}", RESET)
+
+
+def check_vectors(
+    run: Checks, meta: dict[str, str], configured: Callable[[], Any]
+) -> dict[str, Any]:
+    """Vectors against the provider identity: recorded in meta by the semantic layer."""
+    tables = run.tables()
+    recorded = meta.get("embed_identity")
+    info: dict[str, Any] = {"identity": recorded, "dim": meta.get("embed_dim")}
+    try:
+        provider = configured()
+    except LoreError as exc:
+        provider = None
+        info["configured_error"] = str(exc)
+    identity = getattr(provider, "identity", None)
+    info["configured"] = identity
+    if "vec_texts" not in tables:
+        return info
+    with run.check("vectors"):
+        count = run.count("SELECT count(*) FROM vec_texts")
+        info["count"] = count
+        if "configured_error" in info and (recorded or count):
+            run.problem("vectors", f"embedding provider: {info['configured_error']}", EMBED)
+        if identity is None or "configured_error" in info:
+            if count:
+                run.checks["vectors"] = f"{count} vector(s) of {recorded} kept; no provider set"
+            return info
+        if recorded is not None and recorded != identity and count:
+            run.problem(
+                "vectors",
+                f"the index holds vectors from {recorded}, the configured provider is {identity}",
+                EMBED_REBUILD,
+            )
+            return info
+        vec_sql = tables.get("vec_items")
+        if count and vec_sql is None:
+            run.problem("vectors", f"{count} vector key(s) but no vector table", EMBED_REBUILD)
+            return info
+        if vec_sql is not None:
+            declared = _VEC_DIM.search(vec_sql)
+            if declared and meta.get("embed_dim") != declared.group(1):
+                run.problem(
+                    "vectors",
+                    f"vector table has {declared.group(1)} dimensions,"
+                    f" the index records {meta.get('embed_dim')}",
+                    EMBED_REBUILD,
+                )
+            from .embed import load_vec
+
+            try:
+                load_vec(run.store)
+            except LoreError as exc:
+                run.checks["vectors"] = f"not checked: {exc}"
+                return info
+            stored = run.count("SELECT count(*) FROM vec_items")
+            unkeyed = run.count(
+                "SELECT count(*) FROM vec_texts WHERE id NOT IN (SELECT rowid FROM vec_items)"
+            )
+            if stored != count or unkeyed:
+                run.problem(
+                    "vectors", f"{stored} vector(s) for {count} vector key(s)", EMBED_REBUILD
+                )
+        from .embed import pending_count
+
+        pending = pending_count(run.store, identity)
+        info["pending_notes"] = pending
+        if pending:
+            run.problem("vectors", f"{pending} note(s) have texts without a vector", EMBED)
+    return info
+
+
+def compare_files(
+    store: SqliteStore, files: dict[str, Any]
+) -> tuple[list[str], list[str], list[str], list[Skipped]]:
+    """(missing, stale, orphaned, unreadable): the index against the files' stat."""
+    stored = store.stored_stats()
+    bad = store.unreadable()
+    unreadable = [
+        Skipped(p, b.reason)
+        for p, b in sorted(bad.items())
+        if p in files and (files[p].mtime_ns, files[p].size) == (b.mtime_ns, b.size)
+    ]
+    known_bad = {s.path for s in unreadable}
+    missing = sorted(p for p in files if p not in stored and p not in known_bad)
+    orphaned = sorted(p for p in stored if p not in files)
+    stale = sorted(
+        p
+        for p, f in files.items()
+        if p in stored
+        and p not in known_bad
+        and (stored[p].mtime_ns, stored[p].size) != (f.mtime_ns, f.size)
+    )
+    return missing, stale, orphaned, unreadable

@@ -1,0 +1,86 @@
+"""Model answers keyed by (task, input hash, model, prompt version).
+
+An answer is stored only after it validated, so re-indexing and repeated queries never call
+the model again for the same input and never drift. Changing the model or the prompt
+version is a new key: the old answers stay until the notes they belong to change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..providers.base import ProviderError
+
+if TYPE_CHECKING:
+    from ..providers.base import ChatProvider
+    from ..store.sqlite import SqliteStore
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def input_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def cache_key(task: str, digest: str, model: str, version: str) -> str:
+    return hashlib.sha256(f"{task}\x00{digest}\x00{model}\x00{version}".encode()).hexdigest()
+
+
+def lookup(store: SqliteStore, key: str) -> Any | None:
+    rows = store.query("SELECT output FROM llm_cache WHERE key = ?", [key])
+    return json.loads(rows[0][0]) if rows else None
+
+
+def parse_json_answer(text: str, where: str) -> Any:
+    """The JSON object in a model's answer (a ```json fence is allowed); prose is refused."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        value = json.loads(body)
+    except ValueError:
+        preview = " ".join(text.split())[:60]
+        raise ProviderError(f"{where} answered prose instead of JSON: {preview!r}") from None
+    if not isinstance(value, dict):
+        raise ProviderError(f"{where} answered JSON that is not an object")
+    return value
+
+
+def cached_answer(
+    store: SqliteStore,
+    chat: ChatProvider,
+    *,
+    task: str,
+    version: str,
+    system: str,
+    user: str,
+    validate: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """The validated answer for this input: from the cache, else from the model (then
+    stored). Raises ProviderError when the model fails or its answer does not validate."""
+    digest = input_hash(f"{system}\x00{user}")
+    key = cache_key(task, digest, chat.identity, version)
+    hit = lookup(store, key)
+    if hit is not None:
+        return dict(hit)
+    where = f"LLM {chat.identity}"
+    answer = validate(parse_json_answer(chat.complete(system, user), where))
+    with store.transaction():
+        store.db.execute(
+            "INSERT OR REPLACE INTO llm_cache(key, task, model, prompt_version, input_hash,"
+            " output) VALUES (?,?,?,?,?,?)",
+            (key, task, chat.identity, version, digest, json.dumps(answer, ensure_ascii=False)),
+        )
+    return answer
+
+
+def string_list(value: Any, where: str, *, max_items: int, max_chars: int = 60) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ProviderError(f"{where}: expected a list of strings")
+    out = [" ".join(v.split())[:max_chars] for v in value if v.strip()]
+    return list(dict.fromkeys(out))[:max_items]

@@ -1,0 +1,64 @@
+"""What every tool is made of: its declaration (ToolSpec), what a call sees (ToolContext),
+and the shapes results share. No MCP SDK here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Hit
+from ..vault import Vault
+from .args import Param
+
+MAX_PATH = 1024  # the longest path argument read
+
+
+@dataclass
+class ToolContext:
+    """What a tool call sees: the open vault, and the notices to return with its result."""
+
+    vault: Vault
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    params: tuple[Param, ...]
+    run: Callable[[ToolContext, dict[str, Any]], dict[str, Any]]
+    read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = True
+    sync_first: bool = True  # run an incremental sync before the call
+    write: bool = False  # offered only when the server allows writes
+
+    def annotations(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "read_only_hint": self.read_only,
+            "destructive_hint": self.destructive,
+            "idempotent_hint": self.idempotent,
+            "open_world_hint": False,
+        }
+
+
+# -- shapes --------------------------------------------------------------------------------
+
+
+def anchor(path: str, heading: str | None) -> str:
+    return f"{path}#{heading}" if heading else path
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    """A hit for a model: evidence first, no front matter (read_note has it)."""
+    data = hit.to_dict()
+    data.pop("frontmatter", None)
+    data.pop("mode", None)
+    if data.get("explain") is None:
+        data.pop("explain", None)
+    if not data.get("anchor"):
+        data["anchor"] = anchor(hit.path, hit.heading)
+    return data

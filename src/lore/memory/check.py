@@ -1,0 +1,306 @@
+"""`check`: memory hygiene. Reports; changes nothing unless asked (`fix`), and then only
+what is mechanical: a card without a last-activity date gets the date its latest dated
+event or mention gives, written into the card.
+
+Kinds of finding (KINDS): conclusions without anchors, broken anchors, entity cards without
+last activity, dates that are not dates, claimed statuses older than N days, claimed items
+with no evidence, aliases claimed by two entities, entities defined twice, relations to a
+missing entity (dangling edges).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ..ingest.parse import date_from_name, split_frontmatter
+from ..store import memory as sql
+from .access import access_for
+from .derive import is_daily
+from .entities import Entities
+from .markdown import block_id, fold_key, iter_lines, link_key, slug, split_heading
+from .model import CheckReport, Finding
+from .settings import load_memory_settings
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+_FM_OPEN = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n")
+KINDS = (
+    "conclusion-without-anchor",
+    "broken-anchor",
+    "entity-without-last-activity",
+    "malformed-date",
+    "stale-status",
+    "claimed-without-evidence",
+    "alias-conflict",
+    "duplicate-entity",
+    "dangling-relation",
+)
+
+
+def anchors_of(body: str, body_line: int, headings_json: list[list[Any]]) -> set[str]:
+    """Every way `path#anchor` may name a place in a note: explicit heading ids, heading
+    text, GitHub-style slugs, and `^block` ids."""
+    found: set[str] = set()
+    for heading in headings_json:
+        text, explicit = split_heading(str(heading[1]))
+        found |= {text, text.casefold(), slug(text)}
+        if explicit:
+            found.add(explicit)
+    for line in iter_lines(body, body_line):
+        bid = block_id(line.text) if not line.code else None
+        if bid:
+            found |= {bid, f"^{bid}"}
+    return found
+
+
+def _resolve_pointer(vault: Vault, target: str, note_index: dict[str, str]) -> str | None:
+    path, _, _anchor = target.partition("#")
+    rel = path.strip().lstrip("./")
+    if (vault.root / rel).is_file():
+        return rel
+    return note_index.get(link_key(rel))
+
+
+def _anchor_findings(vault: Vault, core: list[dict[str, Any]], ents: Entities) -> list[Finding]:
+    out: list[Finding] = []
+    for entry in core:
+        if entry["kind"] != "conclusion":
+            continue
+        if not entry["target"]:
+            out.append(
+                Finding(
+                    "conclusion-without-anchor",
+                    entry["path"],
+                    entry["line"],
+                    f"conclusion has no anchor (add → path#section): {entry['text'][:60]!r}",
+                )
+            )
+            continue
+        target = entry["target"]
+        path = _resolve_pointer(vault, target, ents.note_index)
+        if path is None:
+            out.append(
+                Finding("broken-anchor", entry["path"], entry["line"], f"{target}: no such note")
+            )
+            continue
+        anchor = target.partition("#")[2]
+        if not anchor:
+            continue
+        stored = sql.note_bodies(vault.store, [path]).get(path)
+        if stored is None:
+            out.append(
+                Finding("broken-anchor", entry["path"], entry["line"], f"{target}: not indexed yet")
+            )
+            continue
+        body, body_line, headings = stored
+        if anchor not in anchors_of(body, body_line, json.loads(headings)) and (
+            anchor.casefold() not in anchors_of(body, body_line, json.loads(headings))
+        ):
+            out.append(
+                Finding(
+                    "broken-anchor",
+                    entry["path"],
+                    entry["line"],
+                    f"{target}: {path} has no section or id {anchor!r}",
+                )
+            )
+    return out
+
+
+def _entity_findings(ents: Entities) -> list[Finding]:
+    out: list[Finding] = []
+    registry = ents.registry
+    for alias_key, owners in registry.conflicts().items():
+        first = registry.entities[owners[0]]
+        where = ", ".join(
+            f"{registry.entities[o].name} ({registry.entities[o].card['path']})" for o in owners
+        )
+        spelling = next(
+            (s for o in owners for s in registry.entities[o].spellings if fold_key(s) == alias_key),
+            alias_key,
+        )
+        out.append(
+            Finding(
+                "alias-conflict",
+                first.card["path"],
+                first.card["line"],
+                f"alias {spelling!r} is claimed by {len(owners)} entities: {where}",
+            )
+        )
+    for info in registry.entities.values():
+        if len(info.defs) > 1:
+            places = ", ".join(f"{d['path']}:{d['line']}" for d in info.defs)
+            out.append(
+                Finding(
+                    "duplicate-entity",
+                    info.defs[1]["path"],
+                    info.defs[1]["line"],
+                    f"entity {info.name!r} is defined {len(info.defs)} times: {places}",
+                )
+            )
+        for d in info.defs:
+            for problem in d["problems"]:
+                out.append(Finding("malformed-date", d["path"], d["line"], problem))
+        if not any(d["last_activity"] for d in info.defs):
+            card = info.card
+            activity = ents.last_activity(info)
+            fixable = activity["date"] is not None and card["last_activity_raw"] is None
+            hint = (
+                f"; latest {activity['source']} says {activity['date']} ({activity['path']})"
+                if activity["date"]
+                else ""
+            )
+            out.append(
+                Finding(
+                    "entity-without-last-activity",
+                    card["path"],
+                    card["line"],
+                    f"entity {info.name!r} has no last activity date{hint}",
+                    fixable,
+                )
+            )
+    for edge in ents.edges:
+        if edge["kind"] != "relation":
+            continue
+        if ents.resolve_target(edge["target"]).get("kind") is None:
+            out.append(
+                Finding(
+                    "dangling-relation",
+                    edge["path"],
+                    edge["line"],
+                    f"{edge['source']} —{edge['relation']}→ {edge['target']!r}: no such entity"
+                    " or note (kept as a dangling edge)",
+                )
+            )
+    return out
+
+
+def _entry_findings(
+    entries: list[dict[str, Any]], today: dt.date, stale_days: int
+) -> list[Finding]:
+    out: list[Finding] = []
+    for entry in entries:
+        if entry["status"] != "claimed" or entry["kind"] not in ("remember", "digest", "section"):
+            continue
+        label = entry["heading"] or entry["text"][:40]
+        if not entry["source"]:
+            out.append(
+                Finding(
+                    "claimed-without-evidence",
+                    entry["path"],
+                    entry["line"],
+                    f"claimed with no source: {label!r}",
+                )
+            )
+        if entry["date"]:
+            age = (today - dt.date.fromisoformat(entry["date"])).days
+            if age > stale_days:
+                out.append(
+                    Finding(
+                        "stale-status",
+                        entry["path"],
+                        entry["line"],
+                        f"claimed {age} days ago and never verified: {label!r}",
+                    )
+                )
+    return out
+
+
+def _fix_last_activity(vault: Vault, finding: Finding, date: str, kind: str) -> bool:
+    path = vault.root / finding.path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if kind == "file":
+        source, _body, _line = split_frontmatter(text)
+        opening = _FM_OPEN.match(text)
+        if source is None or opening is None:
+            new = f"---\nlast_activity: {date}\n---\n{text}"
+        else:
+            at = opening.end() + len(source)
+            sep = "" if not source or source.endswith("\n") else "\n"
+            new = f"{text[:at]}{sep}last_activity: {date}\n{text[at:]}"
+    else:
+        lines = text.split("\n")
+        at = finding.line  # the heading line (1-based): insert right after it
+        if not 0 < at <= len(lines):
+            return False
+        lines.insert(at, f"- **最后活动**：{date}")
+        new = "\n".join(lines)
+    _atomic_write(path, new)
+    return True
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    mode = path.stat().st_mode & 0o777
+    fd, temp = tempfile.mkstemp(prefix=".lore-", suffix=".md", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def check(vault: Vault, *, fix: bool = False, stale_days: int | None = None) -> CheckReport:
+    settings = load_memory_settings(vault.root)
+    if stale_days is None:
+        stale_days = settings.stale_days
+    if not isinstance(stale_days, int) or isinstance(stale_days, bool) or stale_days < 0:
+        raise ConfigError(f"--stale-days must be a number of days, not {stale_days!r}")
+    today = settings.today_date()
+    ents = Entities(vault.store, settings, access_for(settings, None))
+    entries = sql.entries(vault.store, None)
+    core = [e for e in entries if e["path"] == settings.core]
+    findings = _anchor_findings(vault, core, ents)
+    findings += _entity_findings(ents)
+    findings += _entry_findings(entries, today, stale_days)
+    for path, _title, _date in sql.note_keys(vault.store, None):
+        name = path.rsplit("/", 1)[-1]
+        if is_daily(path, settings) and date_from_name(name) is None:
+            findings.append(
+                Finding("malformed-date", path, 1, f"daily note name {name!r} is not a valid date")
+            )
+    findings.sort(key=lambda f: (KINDS.index(f.kind), f.path, f.line, f.message))
+    fixed: list[Finding] = []
+    if fix:
+        for finding in findings:
+            if not finding.fixable or finding.kind != "entity-without-last-activity":
+                continue
+            info = next(
+                (
+                    i
+                    for i in ents.registry.entities.values()
+                    if i.card["path"] == finding.path and i.card["line"] == finding.line
+                ),
+                None,
+            )
+            if info is None:
+                continue
+            date = ents.last_activity(info)["date"]
+            if date and _fix_last_activity(vault, finding, date, info.card["kind"]):
+                fixed.append(finding)
+        if fixed:
+            vault.sync()
+            findings = [f for f in findings if f not in fixed]
+    checked = {
+        "entities": len(ents.registry.entities),
+        "conclusions": sum(1 for e in core if e["kind"] == "conclusion"),
+        "entries": len(entries),
+        "relations": sum(1 for e in ents.edges if e["kind"] == "relation"),
+    }
+    return CheckReport(findings, fixed, checked)

@@ -1,0 +1,188 @@
+"""`digest`: turn a day's raw material (a transcript as JSONL or plain text, a document)
+into a section of that day's daily note: decisions, conclusions, open items, lessons.
+
+The section's anchor is made from the input's content (`{#d-…}`), so digesting the same
+input twice writes nothing the second time, wherever and whenever it is run. Extraction is
+heuristic (`memory.extract`); an LLM path is not built yet (it comes with the semantic
+layer's chat provider), and the report says which method produced the section.
+
+JSONL: one JSON object a line, the text under `content` / `text` / `message` / `body`
+(a string, or a list of `{"type": "text", "text": ...}` parts), the speaker under `role` /
+`speaker` / `author` / `name`, the time under `timestamp` / `time` / `ts` / `created_at` /
+`date`. System and tool messages are left out. The note's date is `--date`, else the
+latest date in the timestamps, else today.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, IndexBusyError
+from ..store import memory as sql
+from .daily import append_locked
+from .entries import TRUST_LEVELS
+from .extract import KINDS, LABELS, extract
+from .markdown import as_date
+from .model import DigestReport
+from .settings import load_memory_settings
+from .write import MAX_TEXT_BYTES, body_lines, one_line
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+MAX_INPUT_BYTES = 64 * MAX_TEXT_BYTES
+_TEXT_KEYS = ("content", "text", "message", "body")
+_ROLE_KEYS = ("role", "speaker", "author", "name", "from")
+_TIME_KEYS = ("timestamp", "time", "ts", "created_at", "date")
+_SKIP_ROLES = {"system", "tool", "function"}
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_text_of(v) for v in value)
+    if isinstance(value, dict):
+        if value.get("type") not in (None, "text", "input_text", "output_text"):
+            return ""
+        return _text_of(value.get("text", ""))
+    return ""
+
+
+def _time_of(value: Any) -> str | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = value / 1000 if value > 1e11 else value
+        try:
+            return dt.datetime.fromtimestamp(seconds, dt.UTC).date().isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    return as_date(value)[0] if isinstance(value, str) else None
+
+
+def read_transcript(data: str, name: str) -> tuple[str, str | None, int]:
+    """(plain text, latest date seen or None, lines read) of a JSONL or plain transcript."""
+    lines = data.replace("\r\n", "\n").split("\n")
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    if not first.startswith("{"):
+        return data, None, len([ln for ln in lines if ln.strip()])
+    out: list[str] = []
+    dates: list[str] = []
+    count = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        count += 1
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{name} line {number}: not a JSON object ({exc.msg})") from None
+        if not isinstance(item, dict):
+            raise ConfigError(f"{name} line {number}: not a JSON object")
+        role = next((str(item[k]) for k in _ROLE_KEYS if isinstance(item.get(k), str)), "")
+        date = next((d for k in _TIME_KEYS if (d := _time_of(item.get(k)))), None)
+        if date:
+            dates.append(date)
+        if role.lower() in _SKIP_ROLES:
+            continue
+        text = next((_text_of(item[k]) for k in _TEXT_KEYS if k in item), "").strip()
+        if text:
+            out.append(f"{role}: {text}" if role else text)
+    return "\n".join(out), max(dates) if dates else None, count
+
+
+def digest(
+    vault: Vault,
+    data: str,
+    *,
+    name: str = "stdin",
+    date: str | None = None,
+    trust: str = "inferred",
+) -> DigestReport:
+    if not isinstance(data, str):
+        raise ConfigError(f"digest: {name}: the input must be text")
+    size = len(data.encode("utf-8"))
+    if size > MAX_INPUT_BYTES:
+        raise ConfigError(f"digest: {name} is {size:,} bytes; at most {MAX_INPUT_BYTES:,}")
+    if trust not in TRUST_LEVELS:
+        raise ConfigError(f"--trust: {trust!r} is not one of {', '.join(TRUST_LEVELS)}")
+    if "\x00" in data:
+        raise ConfigError(f"digest: {name} is binary (contains NUL bytes), not a transcript")
+    if date is not None:
+        day, _raw = as_date(date)
+        if day is None or not re.fullmatch(r"\s*\d{4}-\d{1,2}-\d{1,2}\s*", date):
+            raise ConfigError(f"--date: {date!r} is not a date (YYYY-MM-DD)")
+        date = day
+    text, seen_date, count = read_transcript(data, name)
+    settings = load_memory_settings(vault.root)
+    day = date or seen_date or settings.today_date().isoformat()
+    normalised = re.sub(r"\s+", " ", text).strip()
+    anchor = "d-" + hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:10]
+    source = one_line(name) or "stdin"
+    items = extract(text)
+    rel = f"{settings.dir}/{day}.md"
+    earlier = [
+        e for e in sql.entries(vault.store, None, kinds=("digest",)) if e["anchor"] == anchor
+    ]
+    if earlier:
+        return DigestReport(
+            earlier[0]["path"],
+            anchor,
+            str(earlier[0]["date"] or day),
+            source,
+            False,
+            items,
+            lines_read=count,
+            reason="this input was digested before; nothing written",
+        )
+    if not any(items.values()):
+        return DigestReport(
+            rel,
+            anchor,
+            day,
+            source,
+            False,
+            items,
+            lines_read=count,
+            reason=f"nothing worth keeping: no decision, conclusion, open item or lesson in "
+            f"{count} line(s)",
+        )
+    path = vault.root / vault.relative_path(rel)
+    created: dict[str, bool] = {}
+
+    def build(current: str) -> str | None:
+        if f"{{#{anchor}}}" in current:
+            return None
+        parts = [f"\n## Digest · {source} {{#{anchor}}}\n"]
+        for kind in KINDS:
+            if items[kind]:
+                parts.append(f"\n### {LABELS[kind]}\n\n")
+                box = "[ ] " if kind == "open_items" else ""
+                parts += [f"- {box}{body_lines(item)}\n" for item in items[kind]]
+        parts.append(f"\nsource: {source} · trust: {trust} · status: claimed\n")
+        head = f"---\ndate: {day}\n---\n# {day}\n" if not current else ""
+        if current and not current.endswith("\n"):
+            head = "\n"
+        created["yes"] = True
+        return head + "".join(parts)
+
+    append_locked(path, build)
+    indexed = True
+    try:
+        vault.sync()
+    except IndexBusyError:
+        indexed = False
+    return DigestReport(
+        rel,
+        anchor,
+        day,
+        source,
+        bool(created),
+        items,
+        lines_read=count,
+        indexed=indexed,
+        reason=None if created else "this input was digested before; nothing written",
+    )

@@ -1,0 +1,245 @@
+"""Search through memory: alias expansion, access rules, and the memory-path ranking.
+
+- `scope_search` prepares every `Vault.search`: the principal's rules become a filter the
+  query path applies in SQL, and spellings of the entities named in the query are added
+  (a query for "Zhang San" or "zs" also looks for 张三), from visible cards only.
+- `memory_hits` is L2 of `lookup` and the evidence of `context`: hits are cut into the
+  entries they sit in (a daily note's sections and items, the core file's lines), and each
+  score is weighed by activity decay and by trust.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..model import Hit, SearchResult
+from ..retrieve.query import QueryPlan, QueryTerm, plan
+from ..retrieve.search import Filters
+from ..retrieve.snippet import build_evidence, find_matches
+from ..store import memory as sql
+from .access import Access, access_for
+from .decay import decay_weight, trust_weight
+from .markdown import fold_key
+from .mentions import Matcher
+from .model import MemoryHit
+from .registry import Registry
+from .settings import MemorySettings, load_memory_settings
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+_TERM_WEIGHTS = {"cjk_char": 1.0, "word": 4.0, "phrase": 6.0, "cjk_word": 3.0}
+
+
+def named_entities(query: str, registry: Registry) -> list[tuple[str, list[str]]]:
+    """(spelling as found in the query, entity keys it may mean), in query order."""
+    out: list[tuple[str, list[str]]] = []
+    whole, claimants = registry.resolve(query)
+    if whole is not None or len(claimants) > 1:
+        return [(query.strip(), [whole] if whole else claimants)]
+    for start, end, key in registry.matcher.spans(query):
+        out.append((query[start:end], [key]))
+    conflicts = registry.conflicts()
+    if conflicts:
+        shared = Matcher(
+            (spelling, fold_key(spelling))
+            for info in registry.entities.values()
+            for spelling in info.spellings
+            if fold_key(spelling) in conflicts and registry.resolve(spelling)[0] is None
+        )
+        for start, end, alias_key in shared.spans(query):
+            out.append((query[start:end], conflicts[alias_key]))
+    return out
+
+
+def expand_query(query: str, registry: Registry) -> str:
+    """The query plus the other spellings of every entity it names, each quoted."""
+    present = {fold_key(query)}
+    extra: list[str] = []
+    for found, keys in named_entities(query, registry):
+        present.add(fold_key(found))
+        for key in keys:
+            for spelling in registry.entities[key].spellings:
+                k = fold_key(spelling)
+                if k not in present and len(k) >= 2:
+                    present.add(k)
+                    extra.append('"' + spelling.replace('"', " ").strip() + '"')
+    return f"{query} {' '.join(extra)}" if extra else query
+
+
+def scope_search(
+    vault: Vault,
+    query: str,
+    filters: Filters,
+    principal: str | None,
+    expand_aliases: bool,
+    mode: str,
+) -> tuple[str, Filters, SearchResult | None]:
+    """(query text to run, filters with the access rule, or a refusal to return as is)."""
+    settings = load_memory_settings(vault.root)
+    access = access_for(settings, principal)
+    if access.blind:
+        return query, filters, SearchResult([], query=query, mode=mode, reason=access.reason)
+    if access.globs is not None:
+        filters = replace(filters, allow=access.globs)
+    if expand_aliases and query.strip():
+        registry = Registry.build(sql.entity_rows(vault.store), access)
+        if registry.entities:
+            query = expand_query(query, registry)
+    return query, filters, None
+
+
+class Coverage:
+    """How much of a question a note covers: each significant term of the query (words,
+    multi-character CJK words) counts once, and each entity the query names counts once,
+    matched by any of its spellings. Lookup keeps notes covering at least MIN_COVERAGE, so
+    a note sharing one stray character with the question is not offered as an answer."""
+
+    MIN_COVERAGE = 1 / 3
+
+    def __init__(self, query: str, registry: Registry) -> None:
+        rest = query
+        self.groups: list[list[QueryTerm]] = []
+        for spelling, keys in named_entities(query, registry):
+            rest = rest.replace(spelling, " ", 1)
+            spellings = [s for k in keys for s in registry.entities[k].spellings]
+            self.groups.append([t for s in spellings for t in plan(f'"{s}"').terms])
+        rest_plan = plan(rest)
+        self.terms = [t for t in rest_plan.terms if t.kind != "cjk_char"] or (
+            [] if self.groups else rest_plan.terms
+        )
+        merged = list(dict.fromkeys([*self.terms, *(t for g in self.groups for t in g)]))
+        self.plan = QueryPlan(text=query, terms=merged)
+
+    @property
+    def total(self) -> int:
+        return len(self.terms) + len(self.groups)
+
+    def share(self, text: str) -> float:
+        if not self.total:
+            return 1.0
+        found = {m.term for m in find_matches(text, self.plan)}
+        matched = sum(1 for t in self.terms if t in found)
+        matched += sum(1 for group in self.groups if found.intersection(group))
+        return matched / self.total
+
+
+def _match_weight(text: str, query_plan: Any) -> float:
+    terms = {m.term for m in find_matches(text, query_plan)}
+    return sum(_TERM_WEIGHTS.get(t.kind, 1.0) * len(t.tokens) for t in terms)
+
+
+def _note_weight(
+    settings: MemorySettings, hit: Hit, today: dt.date, date: str | None = None
+) -> float:
+    fm = hit.frontmatter
+    priority = fm.get("priority")
+    return decay_weight(
+        settings,
+        date or hit.date,
+        today,
+        pinned=fm.get("pinned") is True,
+        priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+    )
+
+
+def memory_hits(
+    vault: Vault,
+    query: str,
+    *,
+    limit: int,
+    access: Access,
+    registry: Registry,
+    settings: MemorySettings,
+    today: dt.date,
+) -> tuple[list[MemoryHit], SearchResult]:
+    """The memory path's L2: entry-level hits weighed by decay and trust, best first."""
+    result = vault.search(query, limit=2 * limit + 5, principal=access.principal)
+    if not result:
+        return [], result
+    query_plan = plan(expand_query(query, registry))
+    coverage = Coverage(query, registry)
+    bodies = sql.note_bodies(vault.store, sorted({h.path for h in result}))
+    weak = {
+        h.path
+        for h in result
+        if h.path in bodies
+        and coverage.share(f"{h.title}\n{' '.join(h.tags)}\n{bodies[h.path][0]}")
+        < Coverage.MIN_COVERAGE
+    }
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    for entry in sql.entries(vault.store, access.globs, paths=sorted({h.path for h in result})):
+        by_path.setdefault(entry["path"], []).append(entry)
+    cards = {d["path"] for info in registry.entities.values() for d in info.defs}
+    markers = vault.settings.highlight
+    out: list[MemoryHit] = []
+    for hit in result:
+        if hit.path in weak:
+            continue
+        entries = by_path.get(hit.path, [])
+        scored = [(e, _match_weight(f"{e['heading']}\n{e['text']}", query_plan)) for e in entries]
+        scored = [(e, w) for e, w in scored if w > 0]
+        if not scored:
+            weight = _note_weight(settings, hit, today)
+            kind = "entity" if hit.path in cards else "note"
+            out.append(_memory_hit(hit, hit.score * weight, weight, kind=kind))
+            continue
+        best = max(w for _, w in scored)
+        for entry, w in scored:
+            decay = decay_weight(
+                settings,
+                entry["date"] or hit.date,
+                today,
+                pinned=entry["pinned"] or hit.frontmatter.get("pinned") is True,
+                priority=entry["priority"],
+            )
+            weight = round(decay * trust_weight(entry["trust"]), 6)
+            text = entry["text"] or entry["heading"]
+            start = entry["text_line"] if entry["text"] else entry["line"]
+            evidence = build_evidence(text, start, [], query_plan, markers=markers)
+            out.append(
+                _memory_hit(
+                    hit,
+                    round(hit.score * (w / best) * weight, 6),
+                    weight,
+                    kind=entry["kind"],
+                    entry=entry,
+                    snippet=evidence.snippet,
+                    line=evidence.line,
+                )
+            )
+    out.sort(key=lambda h: (-h.score, h.path, h.line))
+    return out[:limit], result
+
+
+def _memory_hit(
+    hit: Hit,
+    score: float,
+    weight: float,
+    *,
+    kind: str,
+    entry: dict[str, Any] | None = None,
+    snippet: str | None = None,
+    line: int | None = None,
+) -> MemoryHit:
+    fields = {k: getattr(hit, k) for k in Hit.__dataclass_fields__}
+    fields.update(score=round(score, 6))
+    if entry is not None:
+        fields.update(
+            snippet=snippet if snippet is not None else hit.snippet,
+            line=line if line is not None else entry["line"],
+            heading=entry["heading"] or None,
+            date=entry["date"] or hit.date,
+        )
+    anchor = entry["anchor"] if entry else None
+    return MemoryHit(
+        **fields,
+        anchor=f"{hit.path}#{anchor}" if anchor else None,
+        kind=kind,
+        status=entry["status"] if entry else None,
+        trust=entry["trust"] if entry else None,
+        source=(entry["source"] or entry["target"]) if entry else None,
+        weight=weight,
+    )

@@ -1,0 +1,129 @@
+"""Memory settings: the `[memory]` and `[access]` tables of `<vault>/.lore/config.toml`.
+
+Precedence as everywhere in lore: defaults < config file < `LORE_*` environment.
+
+    [memory]
+    dir = "memory"            # daily notes: memory/YYYY-MM-DD.md
+    entities = "entities"     # a file per entity card
+    core = "MEMORY.md"        # the core file: conclusions with anchors
+    half_life_days = 30       # activity decay; pinned or priority >= pinned_priority never decay
+    decay_floor = 0.9         # the lowest weight decay can give (rank is lowered, never zero)
+    pinned_priority = 4
+    stale_days = 30           # `lore check`: claimed statuses older than this
+    today = "2026-11-30"      # optional fixed "today" for reproducible runs (LORE_TODAY)
+
+    [access]                  # principal → path globs it may see (`--as PRINCIPAL`)
+    agent = ["memory/**", "entities/**", "MEMORY.md"]
+
+Changing `dir`, `entities` or `core` changes what the index derives: run `lore rebuild`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import CONFIG_FILE
+from ..errors import ConfigError
+
+_ENV = {
+    "LORE_TODAY": "today",
+    "LORE_HALF_LIFE_DAYS": "half_life_days",
+}
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    dir: str = "memory"
+    entities: str = "entities"
+    core: str = "MEMORY.md"
+    half_life_days: float = 30.0
+    decay_floor: float = 0.9  # a nudge: relevance still decides (see bench/results/memory.md)
+    pinned_priority: int = 4
+    stale_days: int = 30
+    today: str | None = None
+    access: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    has_access_table: bool = False
+
+    def today_date(self) -> dt.date:
+        return dt.date.fromisoformat(self.today) if self.today else dt.date.today()
+
+    @property
+    def layout(self) -> str:
+        """What the derived tables depend on (recorded in meta; a change needs a rebuild)."""
+        return f"{self.dir}|{self.entities}|{self.core}"
+
+
+def _folder(value: Any, name: str, origin: str) -> str:
+    text = str(value).replace("\\", "/").strip().strip("/")
+    parts = text.split("/")
+    if not text or value is None or ".." in parts or text.startswith(("~", ".lore")):
+        raise ConfigError(f"{origin}: memory.{name} {value!r} must be a path inside the vault")
+    return text
+
+
+def _coerce(name: str, value: Any, origin: str) -> Any:
+    try:
+        if name in ("dir", "entities", "core"):
+            return _folder(value, name, origin)
+        if name == "half_life_days":
+            number = float(value)
+            if not number > 0:
+                raise ValueError("must be a positive number of days")
+            return number
+        if name == "decay_floor":
+            number = float(value)
+            if not 0.0 <= number <= 1.0:
+                raise ValueError("must be in [0, 1]")
+            return number
+        if name in ("pinned_priority", "stale_days"):
+            number = int(value)
+            if number < 0:
+                raise ValueError("cannot be negative")
+            return number
+        if name == "today":
+            return dt.date.fromisoformat(str(value).strip()).isoformat()
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{origin}: invalid value {value!r} for memory.{name}: {exc}") from None
+    raise ConfigError(f"{origin}: unknown setting memory.{name}")
+
+
+def _access(table: Any, origin: str) -> dict[str, tuple[str, ...]]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{origin}: [access] must be a table of principal = [path globs]")
+    rules: dict[str, tuple[str, ...]] = {}
+    for principal, globs in table.items():
+        if isinstance(globs, str):
+            globs = [globs]
+        if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
+            raise ConfigError(
+                f"{origin}: access.{principal} must be a list of path globs, not {globs!r}"
+            )
+        rules[str(principal)] = tuple(g for g in globs if g.strip())
+    return rules
+
+
+def load_memory_settings(vault_root: Path) -> MemorySettings:
+    values: dict[str, Any] = {}
+    config_path = vault_root / CONFIG_FILE
+    if config_path.is_file():
+        try:
+            data = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_path}: {exc}") from None
+        memory = data.get("memory", {})
+        if not isinstance(memory, dict):
+            raise ConfigError(f"{config_path}: [memory] must be a table")
+        for key, value in memory.items():
+            values[key] = _coerce(key, value, str(config_path))
+        if "access" in data:
+            values["access"] = _access(data["access"], str(config_path))
+            values["has_access_table"] = True
+    for env, name in _ENV.items():
+        if os.environ.get(env):
+            values[name] = _coerce(name, os.environ[env], env)
+    return MemorySettings(**values)

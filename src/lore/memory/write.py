@@ -1,0 +1,204 @@
+"""`remember`: write a conclusion into today's daily note at once, and index it at once.
+
+An entry looks like this in `memory/2026-11-22.md`:
+
+    ## 14:03:12 Redis 迁移定在 11 月底 {#m-140312-3f2a}
+
+    Redis 迁移定在 11 月底，张三负责。
+
+    status: claimed · trust: inferred · source: chat 2026-11-22 · entities: [[张三]]
+
+The `{#m-…}` heading id is the entry's stable anchor (`memory/2026-11-22.md#m-140312-3f2a`):
+made once from the time and the text, never recomputed. Entity names are normalised on
+write (an alias such as "zs" is written as the card's name, 张三). The same entry written
+twice the same day (same text, status, trust, source, entities) is written once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError, IndexBusyError
+from ..store import memory as sql
+from .daily import append_locked
+from .entries import STATUSES, TRUST_LEVELS, parse_daily
+from .markdown import fold_key
+from .model import Memory
+from .registry import Registry
+from .settings import load_memory_settings
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+MAX_TEXT_BYTES = 64 * 1024
+TITLE_CHARS = 48
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def check_text(text: object, what: str = "remember") -> str:
+    if not isinstance(text, str):
+        raise ConfigError(f"{what}: the text must be a string, not {type(text).__name__}")
+    clean = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if not clean:
+        raise ConfigError(f"{what}: the text is empty; nothing to remember")
+    if "\x00" in clean:
+        raise ConfigError(f"{what}: the text contains a NUL character")
+    size = len(clean.encode("utf-8"))
+    if size > MAX_TEXT_BYTES:
+        raise ConfigError(
+            f"{what}: the text is {size:,} bytes; at most {MAX_TEXT_BYTES:,} fit one entry",
+            hint="write a longer document as a note and remember a conclusion pointing at it",
+        )
+    return clean
+
+
+def one_line(value: str) -> str:
+    """A metadata value on one line, without the ' · ' that separates the fields."""
+    return re.sub(r"\s+", " ", value).replace(" · ", " - ").strip()
+
+
+def body_lines(text: str) -> str:
+    """The entry text as Markdown that cannot break the note: a line that would start a
+    heading is escaped, and an unclosed code fence is closed."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)
+        elif fence is not None and match and match.group(1)[0] == fence[0]:
+            fence = None
+        elif fence is None and line.lstrip().startswith("#"):
+            line = "\\" + line.lstrip()
+        out.append(line.rstrip())
+    if fence is not None:
+        out.append(fence)
+    return "\n".join(out)
+
+
+def entry_title(text: str) -> str:
+    first = re.sub(r"\s+", " ", text.split("\n", 1)[0]).strip()
+    first = re.sub(r"[{}#`]", "", first).strip() or "memory"
+    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def normalise_entities(
+    names: list[str] | tuple[str, ...], registry: Registry
+) -> tuple[list[str], list[str]]:
+    """(canonical names, notes): an alias becomes its entity's name."""
+    out: list[str] = []
+    notes: list[str] = []
+    for raw in names:
+        if not isinstance(raw, str) or not raw.strip() or not fold_key(raw):
+            raise ConfigError(f"--entity: {raw!r} is not a name")
+        name = one_line(raw).strip("[]")
+        key, claimants = registry.resolve(name)
+        if key is not None:
+            canonical = registry.entities[key].name
+            if fold_key(canonical) != fold_key(name) or canonical != name:
+                notes.append(f"entity {name!r} written as {canonical!r}")
+            name = canonical
+        elif len(claimants) > 1:
+            owners = ", ".join(registry.entities[c].name for c in claimants)
+            notes.append(f"entity {name!r} is an alias of {owners}; kept as written")
+        else:
+            notes.append(f"entity {name!r} has no card yet; kept as written")
+        if fold_key(name) not in {fold_key(n) for n in out}:
+            out.append(name)
+    return out, notes
+
+
+def _same(entry_text: str, text: str) -> bool:
+    return re.sub(r"\s+", " ", entry_text).strip() == re.sub(r"\s+", " ", body_lines(text)).strip()
+
+
+def remember(
+    vault: Vault,
+    text: str,
+    *,
+    entities: list[str] | tuple[str, ...] = (),
+    status: str = "claimed",
+    source: str | None = None,
+    trust: str = "inferred",
+    at: dt.datetime | None = None,
+) -> Memory:
+    text = check_text(text)
+    if status not in STATUSES:
+        raise ConfigError(f"--status: {status!r} is not one of {', '.join(STATUSES)}")
+    if trust not in TRUST_LEVELS:
+        raise ConfigError(f"--trust: {trust!r} is not one of {', '.join(TRUST_LEVELS)}")
+    source = one_line(source) if source else None
+    if status == "verified" and not source:
+        raise ConfigError(
+            "--status verified needs --source: the evidence someone can check",
+            hint="without evidence an entry can only be claimed",
+        )
+    if isinstance(entities, str):
+        entities = [entities]
+    settings = load_memory_settings(vault.root)
+    registry = Registry.build(sql.entity_rows(vault.store))
+    names, notes = normalise_entities(list(entities), registry)
+    now = (at or dt.datetime.now()).replace(microsecond=0)
+    date, clock = now.date().isoformat(), now.strftime("%H:%M:%S")
+    rel = f"{settings.dir}/{date}.md"
+    path = vault.root / vault.relative_path(rel)
+    meta = [f"status: {status}", f"trust: {trust}"]
+    if source:
+        meta.append(f"source: {source}")
+    if names:
+        meta.append("entities: " + ", ".join(f"[[{n}]]" for n in names))
+    digest = hashlib.sha1(f"{date} {clock} {text}".encode()).hexdigest()
+    result: dict[str, object] = {}
+
+    def build(current: str) -> str | None:
+        for entry in parse_daily(current, 1, date):
+            if (
+                entry.kind == "remember"
+                and _same(entry.text, text)
+                and (entry.status, entry.trust, entry.source) == (status, trust, source)
+                and [fold_key(e) for e in entry.entities] == [fold_key(n) for n in names]
+            ):
+                result.update(anchor=entry.anchor, line=entry.line, time=entry.time or "")
+                return None
+        anchor = f"m-{clock.replace(':', '')}-{digest[:4]}"
+        n = 2
+        while f"{{#{anchor}}}" in current:
+            anchor = f"m-{clock.replace(':', '')}-{digest[:4]}-{n}"
+            n += 1
+        if not current:
+            head = f"---\ndate: {date}\n---\n# {date}\n"
+        else:
+            head = "" if current.endswith("\n") else "\n"
+        block = (
+            f"\n## {clock} {entry_title(text)} {{#{anchor}}}\n\n"
+            f"{body_lines(text)}\n\n{' · '.join(meta)}\n"
+        )
+        line = (current + head).count("\n") + 2
+        result.update(anchor=anchor, line=line, time=clock, created=True)
+        return head + block
+
+    append_locked(path, build)
+    indexed = True
+    try:
+        vault.sync()
+    except IndexBusyError:
+        indexed = False
+        notes.append("the index is busy; the entry is saved and the next sync indexes it")
+    return Memory(
+        path=rel,
+        anchor=str(result["anchor"]),
+        line=int(str(result["line"])),
+        date=date,
+        text=text,
+        time=str(result["time"]) or clock,
+        status=status,
+        trust=trust,
+        source=source,
+        entities=names,
+        created=bool(result.get("created", False)),
+        indexed=indexed,
+        notes=notes,
+    )

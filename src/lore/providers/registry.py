@@ -1,0 +1,98 @@
+"""Provider name → factory, with deferred imports and friendly errors.
+
+Built-in providers go through the same table a third-party one would. Factories read only
+the Settings they are given plus the API key from the environment (LORE_EMBED_API_KEY,
+LORE_LLM_API_KEY): keys never come from a config file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from .none import Absent
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from .base import ChatProvider, EmbeddingProvider
+
+
+def _local_embedder(settings: Settings) -> EmbeddingProvider:
+    from .local import LocalE5
+
+    return LocalE5()
+
+
+def _endpoint_for(settings: Settings, part: str) -> object:
+    from .openai_compat import Endpoint
+
+    prefix = "embed" if part == "embeddings" else "llm"
+    env = "LORE_EMBED" if part == "embeddings" else "LORE_LLM"
+    base_url = getattr(settings, f"{prefix}_base_url")
+    model = getattr(settings, f"{prefix}_model")
+    if not base_url:
+        raise ConfigError(
+            f"{env}_PROVIDER=openai needs {env}_BASE_URL (e.g. http://127.0.0.1:11434/v1)"
+        )
+    if not model:
+        raise ConfigError(f"{env}_PROVIDER=openai needs {env}_MODEL")
+    return Endpoint(
+        base_url=str(base_url),
+        model=str(model),
+        api_key=os.environ.get(f"{env}_API_KEY") or None,
+        timeout=float(getattr(settings, f"{prefix}_timeout")),
+    )
+
+
+def _openai_embedder(settings: Settings) -> EmbeddingProvider:
+    from .openai_compat import Endpoint, OpenAIEmbeddings
+
+    endpoint = _endpoint_for(settings, "embeddings")
+    assert isinstance(endpoint, Endpoint)
+    return OpenAIEmbeddings(
+        endpoint,
+        batch_size=settings.embed_batch,
+        input_type=settings.embed_input_type,
+        query_prefix=settings.embed_query_prefix,
+        passage_prefix=settings.embed_passage_prefix,
+    )
+
+
+def _openai_chat(settings: Settings) -> ChatProvider:
+    from .openai_compat import Endpoint, OpenAIChat
+
+    endpoint = _endpoint_for(settings, "llm")
+    assert isinstance(endpoint, Endpoint)
+    return OpenAIChat(endpoint)
+
+
+EMBEDDERS: dict[str, Callable[[Settings], EmbeddingProvider]] = {
+    "local": _local_embedder,
+    "openai": _openai_embedder,
+}
+CHATS: dict[str, Callable[[Settings], ChatProvider]] = {"openai": _openai_chat}
+
+
+def embedding_provider(settings: Settings) -> EmbeddingProvider | Absent:
+    """The configured embedding provider, or Absent saying why there is none."""
+    name = settings.embed_provider
+    if name == "none":
+        return Absent("embeddings", "no embedding provider configured (LORE_EMBED_PROVIDER)")
+    factory = EMBEDDERS.get(name)
+    if factory is None:
+        raise ConfigError(
+            f"LORE_EMBED_PROVIDER: unknown provider {name!r}; use {sorted(EMBEDDERS)}"
+        )
+    return factory(settings)
+
+
+def chat_provider(settings: Settings) -> ChatProvider | Absent:
+    name = settings.llm_provider
+    if name == "none":
+        return Absent("llm", "no LLM configured (LORE_LLM_PROVIDER)")
+    factory = CHATS.get(name)
+    if factory is None:
+        raise ConfigError(f"LORE_LLM_PROVIDER: unknown provider {name!r}; use {sorted(CHATS)}")
+    return factory(settings)

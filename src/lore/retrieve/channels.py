@@ -1,0 +1,230 @@
+"""The search channels. Each one brings its own candidates (its best `pool` notes) and can
+score any other candidate, so fusion sees every channel's score for every note in the pool
+and an exact-term hit can never be crowded out by vector hits.
+
+    fts       BM25 over our token stream, field weights (raw: the BM25 score)
+    vec       best cosine similarity of the query_refine vector with the note's summary or
+              any of its passages (raw: cosine; the best passage is reported)
+    tag_vec   cosine of the query_tags vector with the note's tag-text vector
+    tag_lex   share of query_tags found among the note's tags (any origin)
+    priority  front-matter priority scaled to [0, 1] over the pool (a nudge, no candidates)
+    recency   0.5 ** (days older than the newest dated note in the pool / 365) (a nudge)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..derive.tags import tag_key
+from ..store.sqlite import SqliteStore
+from .query import QueryPlan
+from .search import Filters, _filter_sql, rank
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+RECENCY_HALF_LIFE_DAYS = 365.0
+
+
+@dataclass(frozen=True)
+class PassageMatch:
+    kind: str  # summary | passage
+    start: int
+    end: int
+    heading: str | None
+    similarity: float
+
+
+def _ids_sql(ids: list[int]) -> str:
+    return ",".join(str(int(i)) for i in ids)
+
+
+def keep_filtered(store: SqliteStore, ids: list[int], filters: Filters) -> list[int]:
+    """The ids (in order) that pass the filters."""
+    if not ids or not filters.active:
+        return ids
+    where, params = _filter_sql(filters)
+    ok = {
+        int(r[0])
+        for r in store.query(
+            f"SELECT n.id FROM notes n WHERE n.id IN ({_ids_sql(ids)}){where}", params
+        )
+    }
+    return [i for i in ids if i in ok]
+
+
+# -- fts ---------------------------------------------------------------------------------
+
+
+def fts_candidates(
+    store: SqliteStore, plan: QueryPlan, filters: Filters, pool: int, weights: list[float]
+) -> dict[int, float]:
+    if not plan.terms:
+        return {}
+    return dict(rank(store, plan, filters, pool, weights))
+
+
+# -- vectors -----------------------------------------------------------------------------
+
+
+def _vector_rows(rows: list[tuple[Any, ...]]) -> dict[int, float]:
+    return {int(r): 1.0 - float(d) for r, d in rows}
+
+
+def vec_candidates(
+    store: SqliteStore,
+    vector: npt.NDArray[np.float32],
+    identity: str,
+    space: str,
+    filters: Filters,
+    pool: int,
+) -> dict[int, tuple[float, PassageMatch]]:
+    """The best `pool` notes by their best text's similarity (KNN in sqlite-vec)."""
+    k = min(4096, pool * (4 if space == "doc" else 1) * (4 if filters.active else 1))
+    rows = store.query(
+        "SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ? AND space = ?",
+        [vector.tobytes(), k, space],
+    )
+    sims = _vector_rows(rows)
+    best = _best_per_note(store, sims, identity, space)
+    ids = keep_filtered(store, sorted(best, key=lambda n: -best[n][0]), filters)[:pool]
+    return {nid: best[nid] for nid in ids}
+
+
+def vec_scores(
+    store: SqliteStore,
+    vector: npt.NDArray[np.float32],
+    identity: str,
+    space: str,
+    ids: list[int],
+) -> dict[int, tuple[float, PassageMatch]]:
+    """Exact best similarity for these notes (candidates another channel brought): their
+    vectors are read by rowid (point lookups) and compared here."""
+    import numpy as np
+
+    if not ids:
+        return {}
+    kinds = "('tags')" if space == "tags" else "('summary', 'passage')"
+    rowids = [
+        int(r[0])
+        for r in store.query(
+            f"SELECT DISTINCT v.id FROM note_texts t JOIN vec_texts v ON v.hash = t.hash"
+            f" AND v.identity = ? AND v.space = ? WHERE t.note_id IN ({_ids_sql(ids)})"
+            f" AND t.kind IN {kinds}",
+            [identity, space],
+        )
+    ]
+    blobs: list[bytes] = []
+    found: list[int] = []
+    for rowid in rowids:
+        row = store.query("SELECT embedding FROM vec_items WHERE rowid = ?", [rowid])
+        if row:
+            found.append(rowid)
+            blobs.append(bytes(row[0][0]))
+    if not found:
+        return {}
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(found), -1)
+    sims = matrix @ np.asarray(vector, dtype=np.float32)
+    best = _best_per_note(
+        store, {r: float(s) for r, s in zip(found, sims, strict=True)}, identity, space
+    )
+    wanted = set(ids)
+    return {nid: v for nid, v in best.items() if nid in wanted}
+
+
+def _best_per_note(
+    store: SqliteStore, sims: dict[int, float], identity: str, space: str
+) -> dict[int, tuple[float, PassageMatch]]:
+    if not sims:
+        return {}
+    kinds = "('tags')" if space == "tags" else "('summary', 'passage')"
+    best: dict[int, tuple[float, PassageMatch]] = {}
+    for vid, nid, kind, start, end, heading in store.query(
+        f'SELECT v.id, t.note_id, t.kind, t.start, t."end", t.heading FROM vec_texts v'
+        f" JOIN note_texts t ON t.hash = v.hash WHERE v.id IN ({_ids_sql(list(sims))})"
+        f" AND t.kind IN {kinds} ORDER BY t.note_id, t.kind DESC, t.seq",
+        [],
+    ):
+        sim = round(sims[int(vid)], 6)
+        nid = int(nid)
+        match = PassageMatch(str(kind), int(start), int(end), heading, sim)
+        if nid not in best:
+            best[nid] = (sim, match)
+            continue
+        score, shown = best[nid]
+        # The score is the best of summary and passages; the passage shown is the best
+        # passage (a summary says less about where in the note the answer is).
+        better_shown = (match.kind == "passage" and shown.kind != "passage") or (
+            match.kind == shown.kind and sim > shown.similarity
+        )
+        best[nid] = (max(score, sim), match if better_shown else shown)
+    return best
+
+
+# -- tags --------------------------------------------------------------------------------
+
+
+def tag_lex_scores(
+    store: SqliteStore, query_tags: list[str], filters: Filters, pool: int, ids: list[int]
+) -> dict[int, float]:
+    """Share of the query tags each note carries: author tags (front matter, inline) by
+    case-folded text, LLM tags by token key. Notes with any match become candidates (the
+    best `pool`), plus `ids` are scored.
+
+    Heuristic tags are left out here on purpose: they are keywords of the same text the fts
+    channel already scores, so matching them counts the same evidence twice. Measured on
+    the developer sets in mode4 (tag weight 0.25): -0.002 MRR@10 on cmrc2018_trial and
+    -0.011 on squadshifts_new_wiki. They still feed the tag vector (tag_vec) and `lore
+    show`."""
+    if not query_tags:
+        return {}
+    folded = sorted({t.strip().lstrip("#").casefold() for t in query_tags if t.strip()})
+    keys = sorted({tag_key(t) for t in query_tags} - {""})
+    by_tag: dict[int, set[str]] = {}
+    for nid, key in store.query(
+        f"SELECT note_id, tag_key FROM tags WHERE tag_key IN ({','.join('?' * len(folded))})",
+        folded,
+    ):
+        by_tag.setdefault(int(nid), set()).add(tag_key(str(key)))
+    for nid, key in store.query(
+        "SELECT note_id, tag_key FROM derived_tags WHERE origin = 'llm'"
+        f" AND tag_key IN ({','.join('?' * len(keys))})",
+        keys,
+    ):
+        by_tag.setdefault(int(nid), set()).add(str(key))
+    total = len(keys) or 1
+    scores = {nid: min(1.0, len(found) / total) for nid, found in by_tag.items()}
+    ranked = sorted(scores, key=lambda n: -scores[n])
+    keep = set(keep_filtered(store, ranked, filters)[:pool]) | set(ids)
+    return {nid: s for nid, s in scores.items() if nid in keep}
+
+
+# -- nudges ------------------------------------------------------------------------------
+
+
+def nudges(store: SqliteStore, ids: list[int]) -> tuple[dict[int, float], dict[int, float]]:
+    """(priority, recency) in [0, 1] for these notes, relative to the pool (deterministic:
+    recency is measured from the newest dated note in the pool, not from today)."""
+    if not ids:
+        return {}, {}
+    rows = store.query(f"SELECT id, priority, date FROM notes WHERE id IN ({_ids_sql(ids)})")
+    prio = {int(i): float(p) for i, p, _d in rows if p is not None and p > 0}
+    top = max(prio.values(), default=0.0)
+    priority = {i: (p / top) for i, p in prio.items()} if top > 0 else {}
+    dates: dict[int, dt.date] = {}
+    for i, _p, d in rows:
+        try:
+            dates[int(i)] = dt.date.fromisoformat(str(d)) if d else dt.date.min
+        except ValueError:
+            continue
+    dated = [d for d in dates.values() if d != dt.date.min]
+    newest = max(dated, default=None)
+    recency: dict[int, float] = {}
+    if newest is not None:
+        for i, d in dates.items():
+            if d != dt.date.min:
+                recency[i] = round(0.5 ** ((newest - d).days / RECENCY_HALF_LIFE_DAYS), 6)
+    return priority, recency

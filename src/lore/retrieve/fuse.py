@@ -1,0 +1,150 @@
+"""Fusion of per-channel scores into one ranking: pure functions, no I/O.
+
+Weighted (default): every channel's raw scores are scaled to [0, 1] over the candidate pool
+(BM25 and tag_lex by the pool's best, so "no match" stays 0; cosine similarities min-max,
+because e5 similarities crowd into a narrow band), then summed with the mode's weights.
+The tag channel is f·tag_vec + (1−f)·compress(tag_lex), compress(x) = log(1+αx)/log(1+α).
+RRF: Σ w_c / (k + rank_c) over the channels that ranked the note.
+Ties break by path, so the same inputs always give the same order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+# Seed 000's defaults. "vec" is the summary/passage vector channel.
+DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
+    "mode1": {"vec": 0.45, "fts": 0.25, "tag": 0.15, "priority": 0.03, "recency": 0.02},
+    "mode2": {"fts": 0.60, "tag": 0.25, "priority": 0.08, "recency": 0.07},
+    "mode3": {"vec": 0.45, "fts": 0.25, "tag": 0.15, "priority": 0.03, "recency": 0.02},
+    "mode4": {"fts": 0.60, "tag": 0.25, "priority": 0.08, "recency": 0.07},
+}
+RRF_K = 60
+QUERY_CHANNELS = ("fts", "vec", "tag_vec", "tag_lex")
+
+
+@dataclass(frozen=True)
+class Fused:
+    note_id: int
+    score: float
+    raw: dict[str, float]  # channel -> raw score (fts BM25, cosine, matched share, ...)
+    weighted: dict[str, float]  # channel -> its contribution to `score`
+
+
+def compress(x: float, alpha: float) -> float:
+    if alpha <= 0:
+        return x
+    return math.log1p(alpha * x) / math.log1p(alpha)
+
+
+def _scale_max(values: Mapping[int, float]) -> dict[int, float]:
+    top = max((v for v in values.values()), default=0.0)
+    return {k: (v / top if top > 0 else 0.0) for k, v in values.items()}
+
+
+def _scale_minmax(values: Mapping[int, float], pool: list[int]) -> dict[int, float]:
+    present = [values[k] for k in pool if k in values]
+    if not present:
+        return {}
+    low, high = min(present), max(present)
+    span = high - low
+    return {k: ((values[k] - low) / span if span > 1e-9 else 1.0) for k in pool if k in values}
+
+
+def channel_weights(weights: Mapping[str, float], fraction: float) -> dict[str, float]:
+    """Mode weights (vec, fts, tag, priority, recency) → per-channel weights."""
+    has_vec = weights.get("vec", 0.0) > 0
+    tag = weights.get("tag", 0.0)
+    f = fraction if has_vec else 0.0
+    return {
+        "fts": weights.get("fts", 0.0),
+        "vec": weights.get("vec", 0.0),
+        "tag_vec": tag * f,
+        "tag_lex": tag * (1 - f),
+        "priority": weights.get("priority", 0.0),
+        "recency": weights.get("recency", 0.0),
+    }
+
+
+def weighted(
+    pool: list[int],
+    raw: Mapping[str, Mapping[int, float]],
+    weights: Mapping[str, float],
+    order_key: Mapping[int, str],
+    *,
+    alpha: float = 5.0,
+    vec_scale: str = "minmax",
+) -> list[Fused]:
+    """Weighted fusion over `pool` (note ids); `weights` per channel (see channel_weights).
+    `vec_scale`: "minmax" over the pool, or "max" (cosine / the pool's best)."""
+    scaled: dict[str, dict[int, float]] = {}
+    for name, values in raw.items():
+        if name in ("vec", "tag_vec"):
+            scaled[name] = (
+                _scale_minmax(values, pool) if vec_scale == "minmax" else _scale_max(values)
+            )
+        elif name == "tag_lex":
+            scaled[name] = {k: compress(v, alpha) for k, v in values.items()}
+        elif name in ("priority", "recency"):
+            scaled[name] = dict(values)
+        else:
+            scaled[name] = _scale_max(values)
+    out: list[Fused] = []
+    for nid in pool:
+        parts = {
+            name: round(weights.get(name, 0.0) * scaled[name].get(nid, 0.0), 6)
+            for name in raw
+            if weights.get(name, 0.0) > 0
+        }
+        out.append(
+            Fused(
+                nid,
+                round(sum(parts.values()), 6),
+                {name: values[nid] for name, values in raw.items() if nid in values},
+                parts,
+            )
+        )
+    out.sort(key=lambda f: (-f.score, order_key.get(f.note_id, "")))
+    return out
+
+
+def rrf(
+    pool: list[int],
+    raw: Mapping[str, Mapping[int, float]],
+    weights: Mapping[str, float],
+    order_key: Mapping[int, str],
+    *,
+    k: int = RRF_K,
+) -> list[Fused]:
+    """Reciprocal-rank fusion: Σ w_c / (k + rank in channel c); nudges add w·value/(k+1)."""
+    ranks: dict[str, dict[int, int]] = {}
+    for name in QUERY_CHANNELS:
+        values = raw.get(name, {})
+        ordered = sorted(
+            (nid for nid in pool if values.get(nid, 0.0) > 0),
+            key=lambda n: (-values[n], order_key.get(n, "")),
+        )
+        ranks[name] = {nid: i + 1 for i, nid in enumerate(ordered)}
+    out: list[Fused] = []
+    for nid in pool:
+        parts: dict[str, float] = {}
+        for name, w in weights.items():
+            if w <= 0 or name not in raw:
+                continue
+            if name in ranks:
+                rank = ranks[name].get(nid)
+                parts[name] = round(w / (k + rank), 6) if rank else 0.0
+            else:
+                parts[name] = round(w * raw[name].get(nid, 0.0) / (k + 1), 6)
+        out.append(
+            Fused(
+                nid,
+                round(sum(parts.values()), 6),
+                {name: values[nid] for name, values in raw.items() if nid in values},
+                parts,
+            )
+        )
+    out.sort(key=lambda f: (-f.score, order_key.get(f.note_id, "")))
+    return out

@@ -1,0 +1,324 @@
+"""Search in the capability mode at hand: plan the query, run the channels, fuse, and
+return hits with their evidence, the mode that produced them and, with `explain`, every
+channel's raw and weighted score.
+
+A part that fails during the search (the LLM answers prose, the embedding endpoint is
+down) is switched off, the user is told once (`SearchResult.notices`), and the search
+finishes in the next lower mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..capabilities import MODES, mode_for, mode_parts
+from ..errors import LoreError, QueryError
+from ..model import Explain, SearchResult
+from ..providers.none import Absent
+from . import channels as ch
+from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
+from .plan import SearchPlan, heuristic_plan, llm_plan
+from .query import QueryPlan, plan
+from .search import (
+    MAX_LIMIT,
+    Filters,
+    HitRow,
+    SearchOptions,
+    _count,
+    _field_scores,
+    _weights,
+    load_hit_rows,
+    make_hit,
+    prune,
+)
+from .snippet import Evidence, build_evidence, matched_in
+
+if TYPE_CHECKING:
+    from ..capabilities import Capabilities
+
+MIN_POOL = 40
+FTS_DEPTH = 5
+
+
+@dataclass
+class Channels:
+    """Every channel's raw score for every note of the pool, and the best passages."""
+
+    pool: list[int]
+    raw: dict[str, dict[int, float]]
+    passages: dict[int, ch.PassageMatch]
+    order_key: dict[int, str]
+    sources: dict[str, list[int]]  # channel -> the candidates it brought
+
+
+def resolve_mode(active: str, requested: str | None) -> str:
+    if requested is None:
+        return active
+    if requested not in MODES:
+        raise QueryError(f"--mode: {requested!r} is not one of {', '.join(MODES)}")
+    have_emb, have_llm = mode_parts(active)
+    need_emb, need_llm = mode_parts(requested)
+    if (need_emb and not have_emb) or (need_llm and not have_llm):
+        allowed = [m for m in MODES if _subset(mode_parts(m), (have_emb, have_llm))]
+        raise QueryError(
+            f"--mode {requested} needs a part this vault does not have (it runs in {active})",
+            hint=f"choose one of {', '.join(allowed)}; `lore status` says what is missing",
+        )
+    return requested
+
+
+def _subset(parts: tuple[bool, bool], have: tuple[bool, bool]) -> bool:
+    return all(have[i] or not parts[i] for i in range(2))
+
+
+def mode_weights(caps: Capabilities, mode: str) -> dict[str, float]:
+    custom: dict[str, float] = getattr(caps.settings, f"score_weights_{mode}", {}) or {}
+    base = dict(custom) if custom else dict(DEFAULT_WEIGHTS[mode])
+    return channel_weights(base, caps.settings.tag_vec_fraction)
+
+
+def hybrid_search(
+    caps: Capabilities,
+    text: str,
+    filters: Filters,
+    options: SearchOptions,
+    *,
+    mode: str | None = None,
+    fusion: str | None = None,
+) -> SearchResult:
+    if not isinstance(options.limit, int) or options.limit < 1:
+        raise QueryError(f"--limit must be a positive number, not {options.limit!r}")
+    if fusion is not None and fusion not in ("weighted", "rrf"):
+        raise QueryError(f"--fusion: {fusion!r} is not weighted or rrf")
+    limit = min(options.limit, MAX_LIMIT)
+    store = caps.store
+    target = resolve_mode(caps.mode()[0], mode)
+    use_emb, use_llm = mode_parts(target)
+    notices: list[str] = []
+    splan = heuristic_plan(text, caps.settings.query_tags)
+    chat = caps.chat()
+    if use_llm and not isinstance(chat, Absent):
+        try:
+            splan = llm_plan(store, chat, text, caps.settings.query_tags)
+        except LoreError as exc:
+            use_llm = False
+            _tell(notices, caps.fail("llm", exc))
+    vectors: Any = None
+    provider = caps.embedder()
+    if use_emb and not isinstance(provider, Absent):
+        try:
+            vectors = provider.embed([splan.refine, ", ".join(splan.tags) or splan.refine], "query")
+            _check_dim(caps, provider.identity, vectors)
+        except LoreError as exc:
+            use_emb = False
+            _tell(notices, caps.fail("embeddings", exc))
+    actual = mode_for(use_emb, use_llm)
+    text_plan = (
+        plan(text)
+        if splan.planner == "heuristic"
+        else plan(f"{splan.refine} {' '.join(splan.tags)}")
+    )
+    if text_plan.empty and not (use_emb and text.strip()) and not splan.tags:
+        reason = "empty query" if not text.strip() else "the query has no searchable words"
+        return SearchResult([], query=text, mode=actual, reason=reason, notices=notices)
+    weights = mode_weights(caps, actual)
+    fuse = rrf if (fusion or caps.settings.fusion) == "rrf" else weighted
+    with store.snapshot():
+        query_plan, dropped = prune(store, text_plan, options.max_df_ratio, filters.allow)
+        found = gather(
+            caps,
+            query_plan,
+            splan,
+            filters,
+            options,
+            weights,
+            vectors if use_emb else None,
+            pool=max(MIN_POOL, 4 * limit),
+        )
+        if not found.pool:
+            matched = _count(store, query_plan, filters) if query_plan.terms else 0
+            reason = (
+                f"{matched} note(s) matched, but all were filtered out"
+                if matched and filters.active
+                else "nothing matched"
+            )
+            return SearchResult([], query=text, mode=actual, reason=reason, notices=notices)
+        if fuse is weighted:
+            fused = weighted(
+                found.pool, found.raw, weights, found.order_key, alpha=caps.settings.tag_log_alpha
+            )
+        else:
+            fused = rrf(found.pool, found.raw, weights, found.order_key)
+        top = fused[:limit]
+        rows = load_hit_rows(store, [f.note_id for f in top])
+        fields = (
+            _field_scores(store, query_plan, [f.note_id for f in top], _weights(options))
+            if options.explain and query_plan.terms
+            else {}
+        )
+
+    explain = (
+        _explainer(
+            query_plan, text_plan, dropped, splan, {f.note_id: f for f in top}, found, fields
+        )
+        if options.explain
+        else None
+    )
+    hits = [
+        make_hit(
+            rows[f.note_id],
+            f.score,
+            query_plan,
+            options,
+            explain,
+            evidence=_evidence(rows[f.note_id], query_plan, f, found, options),
+            mode=actual,
+        )
+        for f in top
+    ]
+    return SearchResult(hits, query=text, mode=actual, matched=len(found.pool), notices=notices)
+
+
+def _check_dim(caps: Capabilities, identity: str, vectors: Any) -> None:
+    from ..index.embed import stored_identity
+    from ..providers.base import ProviderError
+
+    dim = stored_identity(caps.store)[1]
+    got = int(vectors.shape[1]) if getattr(vectors, "ndim", 0) == 2 else 0
+    if dim is not None and got != dim:
+        raise ProviderError(
+            f"{identity} returned {got}-dimensional query vectors; the index holds {dim}"
+        )
+
+
+def _tell(notices: list[str], notice: str | None) -> None:
+    if notice:
+        notices.append(notice)
+
+
+def gather(
+    caps: Capabilities,
+    query_plan: QueryPlan,
+    splan: SearchPlan,
+    filters: Filters,
+    options: SearchOptions,
+    weights: dict[str, float],
+    vectors: Any,
+    *,
+    pool: int,
+) -> Channels:
+    """Candidates from each query channel, then every channel's score for the whole pool.
+    Call inside a read snapshot."""
+    store = caps.store
+    bm25_weights = _weights(options)
+    raw: dict[str, dict[int, float]] = {}
+    passages: dict[int, ch.PassageMatch] = {}
+    # One BM25 ranking, deeper than the pool: its head brings the fts candidates, the rest
+    # scores candidates of other channels (a note below FTS_DEPTH x pool counts as 0).
+    ranked = ch.fts_candidates(store, query_plan, filters, pool * FTS_DEPTH, bm25_weights)
+    order: list[int] = list(ranked)[:pool]
+    sources: dict[str, list[int]] = {"fts": list(order)}
+    identity = ""
+    if vectors is not None:
+        from ..index.embed import load_vec, stored_identity
+
+        load_vec(store)
+        identity = stored_identity(store)[0] or ""
+        found = ch.vec_candidates(store, vectors[0], identity, "doc", filters, pool)
+        raw["vec"] = {n: s for n, (s, _p) in found.items()}
+        passages.update({n: p for n, (_s, p) in found.items()})
+        order += list(found)
+        sources["vec"] = list(found)
+        if weights.get("tag_vec", 0) > 0:
+            tags = ch.vec_candidates(store, vectors[1], identity, "tags", filters, pool)
+            raw["tag_vec"] = {n: s for n, (s, _p) in tags.items()}
+            order += list(tags)
+            sources["tag_vec"] = list(tags)
+    if weights.get("tag_lex", 0) > 0 and splan.tags:
+        raw["tag_lex"] = ch.tag_lex_scores(store, splan.tags, filters, pool, [])
+        order += list(raw["tag_lex"])
+        sources["tag_lex"] = list(raw["tag_lex"])
+    ids = list(dict.fromkeys(order))
+    # Score every candidate on every channel.
+    raw["fts"] = {n: ranked[n] for n in ids if n in ranked}
+    if vectors is not None:
+        missing = [n for n in ids if n not in raw["vec"]]
+        extra = ch.vec_scores(store, vectors[0], identity, "doc", missing)
+        raw["vec"].update({n: s for n, (s, _p) in extra.items()})
+        passages.update({n: p for n, (_s, p) in extra.items()})
+        if "tag_vec" in raw:
+            missing = [n for n in ids if n not in raw["tag_vec"]]
+            extra = ch.vec_scores(store, vectors[1], identity, "tags", missing)
+            raw["tag_vec"].update({n: s for n, (s, _p) in extra.items()})
+    if "tag_lex" in raw:
+        raw["tag_lex"] = ch.tag_lex_scores(store, splan.tags, Filters(), 0, ids)
+    if weights.get("priority", 0) > 0 or weights.get("recency", 0) > 0:
+        raw["priority"], raw["recency"] = ch.nudges(store, ids)
+    paths = {
+        int(n): str(p)
+        for n, p in store.query(
+            f"SELECT id, path FROM notes WHERE id IN ({','.join(str(i) for i in ids) or 'NULL'})"
+        )
+    }
+    ids = [n for n in ids if n in paths]
+    return Channels(ids, raw, passages, paths, sources)
+
+
+def _evidence(
+    row: HitRow, query_plan: QueryPlan, fused: Fused, found: Channels, options: SearchOptions
+) -> Evidence | None:
+    """The snippet: around the matched terms, unless the vector channel carried the hit and
+    its best passage is a part of a long note: then from that passage."""
+    match = found.passages.get(row.id)
+    lexical = fused.weighted.get("fts", 0.0) + fused.weighted.get("tag_lex", 0.0)
+    if match is None or match.kind != "passage" or fused.weighted.get("vec", 0.0) <= lexical:
+        return None
+    start, end = match.start, match.end
+    if start == 0 and end >= len(row.body.rstrip()):
+        return None
+    sub = row.body[start:end]
+    line = row.body_line + row.body.count("\n", 0, start)
+    heads = [(h[0], h[1], h[2] - start, h[3]) for h in row.headings if start <= h[2] < end]
+    evidence = build_evidence(sub, line, heads, query_plan, markers=options.markers)
+    snippet = evidence.snippet
+    if start > 0 and not snippet.startswith("…"):
+        snippet = "…" + snippet
+    return Evidence(snippet, evidence.heading or match.heading, evidence.line, evidence.matched)
+
+
+def _explainer(
+    query_plan: QueryPlan,
+    full_plan: QueryPlan,
+    dropped: list[str],
+    splan: SearchPlan,
+    fused: dict[int, Fused],
+    found: Channels,
+    fields: dict[int, dict[str, float]],
+) -> Any:
+    def explain(nid: int, evidence: Evidence, row: HitRow) -> Explain:
+        f = fused[nid]
+        hit_terms = set(evidence.matched) | matched_in(
+            f"{row.title}\n{' '.join(row.tags)}\n{row.body}", query_plan
+        )
+        match = found.passages.get(nid)
+        passage = None
+        if match is not None and match.kind == "passage":
+            passage = " ".join(row.body[match.start : match.end].split())[:160]
+        return Explain(
+            fields=fields.get(nid, {}),
+            matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
+            query_terms=[t.text for t in full_plan.terms],
+            fts_query=query_plan.fts_query,
+            dropped_terms=dropped,
+            query_refine=splan.refine,
+            query_tags=list(splan.tags),
+            planner=splan.planner,
+            channels={
+                name: {"raw": round(f.raw.get(name, 0.0), 6), "weighted": f.weighted.get(name, 0.0)}
+                for name in sorted(set(f.raw) | set(f.weighted))
+            },
+            passage=passage,
+        )
+
+    return explain

@@ -1,0 +1,130 @@
+"""A small memory vault shared by the memory tests: entity cards (a file per entity and a
+`### Name (Type)` section), daily notes, a core file, rules, a private folder, and access
+rules. "Today" is fixed by the vault config, so decay and `recent` are reproducible."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+TODAY = "2026-11-20"
+
+CONFIG = f"""
+[memory]
+today = "{TODAY}"
+half_life_days = 30
+
+[access]
+agent = ["memory/**", "entities/**", "MEMORY.md"]
+guest = ["rules/"]
+nobody = []
+"""
+
+FILES: dict[str, str] = {
+    ".lore/config.toml": CONFIG,
+    "entities/张三.md": """---
+title: 张三
+type: person
+aliases: [Zhang San, zs]
+tags: [人物, 数据平台]
+last_activity: 2026-10-01
+---
+# 张三
+
+数据平台组高级数据工程师，负责客户主数据的匹配规则。
+
+## 关系
+
+- 负责 [[客户去重规则 v2]]
+- 汇报给 [[李四]]
+
+## 关键事件
+
+- 2026-09-08：在评审会上提出新表结构
+- 2026-09-30：v2 规则评审通过
+""",
+    "entities/李四.md": """---
+title: 李四
+type: person
+aliases: [Li Si, 四哥]
+---
+# 李四
+
+数据部负责人。
+
+## 关系
+
+- 管理 [[张三]]
+""",
+    "people.md": """# 人物索引
+
+### 王五（Person）
+- **身份**：财务 BP
+- **别名**：Wang Wu, 老王
+- **关系**：[[李四]] | [[预算会]]
+- **最后活动**：2026-11-02（预算初审）
+""",
+    "rules/客户去重规则 v2.md": """---
+title: 客户去重规则 v2
+date: 2026-10-15
+---
+# 客户去重规则 v2
+
+手机号、姓名、公司名都相同才合并。疑似重复进入人工确认队列。
+""",
+    "memory/2026-11-10.md": """# 2026-11-10
+
+- 和 zs 讨论了去重灰度的回滚开关。
+- [ ] 整理灰度期间的误合并样本
+- 明天：约四哥过一遍预算初稿。
+""",
+    "memory/2026-11-12.md": """---
+date: 2026-11-12
+---
+# 2026-11-12
+
+- [x] 整理灰度期间的误合并样本
+- Redis 集群扩容方案评审通过。
+""",
+    "MEMORY.md": """# Core
+
+## 结论
+
+- [verified] 客户去重 v2 已全量上线 → memory/2026-11-12.md#2026-11-12
+- Redis 扩容按三节点方案执行 → memory/2026-11-12.md
+- 一条没有锚点的结论
+
+## 待办
+
+- [ ] 准备季度复盘材料
+
+## 下一步
+
+- 和李四确认预算口径
+""",
+    "private/salary.md": """# 薪资
+
+张三 的调薪幅度是机密：保密词 zebra-77。
+""",
+}
+
+
+def write(root: Path, files: dict[str, str] | None = None) -> Path:
+    for rel, text in (FILES if files is None else files).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def remember_worker(root: str, text: str, stamp: str, barrier: Any, results: Any) -> None:
+    """Run in a child process: wait for the others, then remember `text` at `stamp` and
+    report (text, anchor)."""
+    import datetime as dt
+
+    import lore
+
+    with lore.open(root) as vault:
+        barrier.wait()
+        memory = vault.remember(text, at=dt.datetime.fromisoformat(stamp))
+    results.put((text, memory.anchor))

@@ -1,0 +1,36 @@
+"""Every command has help and is documented in the README or docs/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lore.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = "\n".join(
+    p.read_text(encoding="utf-8")
+    for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+)
+COMMANDS = sorted(main.commands)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_has_help(name: str) -> None:
+    result = CliRunner().invoke(main, [name, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.output
+    assert (main.commands[name].help or "").strip(), f"{name} has no help text"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_is_documented(name: str) -> None:
+    assert f"lore {name}" in DOCS, f"`lore {name}` is not in README.md or docs/"
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    head = readme[:1500]
+    assert "make demo" in head and "make test" in head
