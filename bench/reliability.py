@@ -142,6 +142,17 @@ def concurrency(work: Path, notes: int, readers: int, seconds: float) -> dict[st
         time.sleep(seconds)
         return {}
 
+    def second_writer() -> str:
+        """`lore index` while another process writes: what became of it."""
+        proc = subprocess.run(
+            h.lore_argv("index", str(root)), env=h.child_env(), capture_output=True, text=True
+        )
+        if proc.returncode == 0:
+            return "second writer waited, then synced"
+        if proc.returncode == 1 and proc.stderr.startswith("lore: error: index busy"):
+            return "second writer told 'index busy'"
+        return f"second writer FAILED: {proc.stderr.strip()[-200:]}"
+
     def second_writers(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Run `run` while `lore index` processes start every second alongside it."""
         import threading
@@ -151,15 +162,7 @@ def concurrency(work: Path, notes: int, readers: int, seconds: float) -> dict[st
         thread.start()
         outcomes: Counter[str] = Counter()
         while thread.is_alive():
-            proc = subprocess.run(
-                h.lore_argv("index", str(root)), env=h.child_env(), capture_output=True, text=True
-            )
-            if proc.returncode == 0:
-                outcomes["second writer waited, then synced"] += 1
-            elif proc.returncode == 1 and proc.stderr.startswith("lore: error: index busy"):
-                outcomes["second writer told 'index busy'"] += 1
-            else:
-                outcomes[f"second writer FAILED: {proc.stderr.strip()[-200:]}"] += 1
+            outcomes[second_writer()] += 1
             time.sleep(1.0)
         thread.join()
         return {**results, "second_writers": dict(outcomes)}
@@ -172,7 +175,10 @@ def concurrency(work: Path, notes: int, readers: int, seconds: float) -> dict[st
 
     def lock_held() -> dict[str, Any]:
         """A writer stopped inside its transaction for longer than the busy timeout, then
-        killed: second writers are told "index busy", readers go on, nothing is lost."""
+        killed; second writers start once it holds the lock: the first is told "index
+        busy", the next waits until the kill frees the lock and syncs. Readers go on."""
+        import threading
+
         h.write_group(root, k, 1000)
         holder = subprocess.Popen(
             [sys.executable, str(h.HERE), "pause-sync", str(root), "3"],
@@ -181,14 +187,20 @@ def concurrency(work: Path, notes: int, readers: int, seconds: float) -> dict[st
             env=h.child_env(),
         )
         assert holder.stdout is not None and holder.stdout.readline().strip() == "paused"
-        time.sleep(seconds)
-        h.kill(holder)
-        return {}
+        killer = threading.Timer(seconds, lambda: h.kill(holder))
+        killer.start()
+        outcomes: Counter[str] = Counter()
+        for _ in range(2):
+            outcomes[second_writer()] += 1
+        killer.join()
+        return {"second_writers": dict(outcomes)}
 
     phase("no writer", idle)
-    phase("writer holding the lock, then killed", lambda: second_writers(lock_held))
+    phase("writer holding the lock, then killed", lock_held)
+    # (No second writers here: one syncing while the group's files are being rewritten would
+    # index a mix of generations that the files themselves held at that moment.)
     phase("writer syncing a changed group again and again",
-          lambda: second_writers(lambda: h.write_loop(root, seconds * 0.9, k)))  # fmt: skip
+          lambda: h.write_loop(root, seconds * 0.9, k))  # fmt: skip
     phase("writer rebuilding the whole index", lambda: second_writers(rebuild))
     with lore.open(root) as vault:
         report = vault.doctor()
@@ -310,8 +322,9 @@ def render(info: dict[str, Any], r: dict[str, Any]) -> str:
         "Concurrency: reader processes search a group of notes that every sync rewrites to a new"
         " generation in one transaction; a reader that saw fewer hits than the group, or two"
         " generations at once, counts a half-written state. Second writers are `lore index`"
-        " processes started every second while the writer works: they wait for the lock (5 s)"
-        " and sync, or stop with `lore: error: index busy`.",
+        " processes started while another process holds the write lock (stopped inside its"
+        " transaction for longer than the 5 s busy timeout, then killed) or rebuilds: they"
+        " wait for the lock and sync, or stop with `lore: error: index busy`.",
         "",
     ]
     return "\n".join(lines)

@@ -365,7 +365,12 @@ class Vault:
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see
         lore.index.doctor for the checks and their repairs)."""
-        return run_doctor(self.store, self.root, embedder=self.capabilities.embedder)
+        return run_doctor(
+            self.store,
+            self.root,
+            embedder=self.capabilities.embedder,
+            heuristic_tags=self.capabilities.heuristic_tags(),
+        )
 
 
 def open_vault(

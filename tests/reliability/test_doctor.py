@@ -280,8 +280,9 @@ def test_vectors_checked_against_the_configured_provider(
 
     # A new note indexed but not embedded: pending, `lore embed`.
     (vault / "late.md").write_text("a late note about walruses")
-    with lore.open(vault, embed_provider="none") as opened:
-        opened.sync()  # indexed and derived, not embedded
+    # Keywords on, as the configured provider has them: indexed and derived, not embedded.
+    with lore.open(vault, embed_provider="none", heuristic_tags="on") as opened:
+        opened.sync()
     report = doctor(vault)
     assert [p.repair for p in report.problems] == ["lore embed"], report.to_dict()
     run_repair(report, vault, env=server.env("model-a"))
@@ -295,8 +296,13 @@ def test_vectors_checked_against_the_configured_provider(
     run_repair(report, vault, env=server.env("model-b"))
     assert doctor(vault).ok
 
-    # No provider configured: the vectors are kept, not a problem.
+    # No provider configured: the vectors are kept, not a problem; the keyword tags the
+    # provider needed are no longer derived, which one `lore index` brings in line.
     monkeypatch.setenv("LORE_EMBED_PROVIDER", "none")
+    report = doctor(vault)
+    assert "kept" in report.checks["vectors"]
+    assert [p.repair for p in report.problems] == ["lore index"], report.to_dict()
+    run_repair(report, vault, env={"LORE_EMBED_PROVIDER": "none"})
     report = doctor(vault)
     assert report.ok and "kept" in report.checks["vectors"]
 

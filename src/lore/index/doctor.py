@@ -130,14 +130,18 @@ def spelled_out(steps: list[str], root: Path, db: Path) -> list[str]:
 
 
 def run_doctor(
-    store: SqliteStore, root: Path, *, embedder: Callable[[], Any] | None = None
+    store: SqliteStore,
+    root: Path,
+    *,
+    embedder: Callable[[], Any] | None = None,
+    heuristic_tags: bool = True,
 ) -> DoctorReport:
     """Compare the index with the files and check it inside out, changing neither.
     `embedder` returns the configured embedding provider (anything with `.identity`),
     or something without one when none is configured."""
     skipped: list[Skipped] = []
     files = {f.path: f for f in scan_vault(root, skipped)}
-    run = Checks(store)
+    run = Checks(store, heuristic_tags=heuristic_tags)
     db_path = Path(store.db_path).resolve()
     vault = {
         "root": str(root),

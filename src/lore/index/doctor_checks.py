@@ -39,8 +39,9 @@ class Checks:
     """Runs each check inside one read snapshot; an SQLite error in a check is a damaged
     index (reported, never raised)."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: SqliteStore, *, heuristic_tags: bool = True) -> None:
         self.store = store
+        self.heuristic_tags = heuristic_tags  # whether the semantic layer derives keywords
         self.checks: dict[str, str] = {}
         self.problems: list[Problem] = []
 
@@ -162,7 +163,7 @@ def check_semantic(run: Checks) -> None:
     from .semantic import stale_notes
 
     with run.check("semantic"):
-        stale = len(stale_notes(run.store))
+        stale = len(stale_notes(run.store, run.heuristic_tags))
         gone = sum(
             run.count(f"SELECT count(*) FROM {t} WHERE note_id NOT IN (SELECT id FROM notes)")
             for t in SEMANTIC_TABLES
