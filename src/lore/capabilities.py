@@ -133,6 +133,11 @@ class Capabilities:
         llm, llm_why = self.llm_state()
         return mode_for(emb, llm), {"embeddings": emb_why, "llm": llm_why}
 
+    def semantic_needed(self) -> bool:
+        """Does anything read the semantic layer's derived rows (keyword tags, texts to
+        embed)? Not in mode 4 with keywords off: the sync then skips deriving them."""
+        return self.heuristic_tags() or not isinstance(self.embedder(), Absent)
+
     def heuristic_tags(self) -> bool:
         """Derive keyword tags from note text? `auto`: when a provider will use them (tag
         vectors, LLM prompts); mode 4 ranks by full text and the authors' own tags."""
@@ -148,9 +153,9 @@ class Capabilities:
         from .index import semantic
         from .index.embed import IdentityMismatch, embed_missing
 
-        result = AfterSync(
-            derived=semantic.refresh(self.store, force=force, tags=self.heuristic_tags())
-        )
+        result = AfterSync()
+        if self.semantic_needed():
+            result.derived = semantic.refresh(self.store, force=force, tags=self.heuristic_tags())
         chat = self.chat()
         if not isinstance(chat, Absent) and "llm" not in self.failed:
             from .index.llm_tags import tag_notes

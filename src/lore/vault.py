@@ -370,6 +370,7 @@ class Vault:
             self.root,
             embedder=self.capabilities.embedder,
             heuristic_tags=self.capabilities.heuristic_tags(),
+            semantic_needed=self.capabilities.semantic_needed(),
         )
 
 

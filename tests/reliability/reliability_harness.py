@@ -76,6 +76,15 @@ class Scenario:
     old_doctor: tuple[list[str], list[str], list[str]]  # missing, stale, orphaned
     notes: int
     changes: dict[str, int] = field(default_factory=dict)
+    keywords: bool = True  # derive keyword tags: the semantic layer runs after each sync
+
+    @property
+    def settings(self) -> dict[str, str]:
+        return {"heuristic_tags": "on"} if self.keywords else {}
+
+    def env(self) -> dict[str, str]:
+        """A lore subprocess's environment, with this scenario's settings."""
+        return {**child_env(), **({"LORE_HEURISTIC_TAGS": "on"} if self.keywords else {})}
 
     def restore(self) -> None:
         for suffix in ("-wal", "-shm", "-journal"):
@@ -86,10 +95,16 @@ class Scenario:
             self.db.unlink(missing_ok=True)
 
 
-def prepare(root: Path, n: int, seed: int, fraction: float, *, fresh: bool = False) -> Scenario:
+def prepare(
+    root: Path, n: int, seed: int, fraction: float, *, fresh: bool = False, keywords: bool = True
+) -> Scenario:
     """Build the vault, the old index and the reference new state. With `fresh` the old
-    state is "no index at all" (a first sync is killed) and B = A."""
+    state is "no index at all" (a first sync is killed) and B = A. With `keywords` (the
+    default) keyword tags are derived, so the semantic layer runs after every sync and a
+    kill can land between its transaction and the sync's."""
     import lore
+
+    settings = {"heuristic_tags": "on"} if keywords else {}
 
     generate_vault(root, n, seed)
     db = root / ".lore" / "index.sqlite"
@@ -97,7 +112,7 @@ def prepare(root: Path, n: int, seed: int, fraction: float, *, fresh: bool = Fal
     if fresh:
         old_index = b""
     else:
-        with lore.open(root) as vault:
+        with lore.open(root, **settings) as vault:
             vault.sync()
         old_index = db.read_bytes()
         changes = mutate_vault(root, seed, fraction)
@@ -107,16 +122,16 @@ def prepare(root: Path, n: int, seed: int, fraction: float, *, fresh: bool = Fal
     old_db, new_db = work / "old.sqlite", work / "new.sqlite"
     if old_index:
         old_db.write_bytes(old_index)
-    with lore.open(root, db=old_db) as vault:  # when fresh: an empty index
+    with lore.open(root, db=old_db, **settings) as vault:  # when fresh: an empty index
         d = vault.doctor()
         old_doctor = (d.missing, d.stale, d.orphaned)
     old = full_dump(old_db)
     shutil.copyfile(old_db, new_db)
-    with lore.open(root, db=new_db) as vault:
+    with lore.open(root, db=new_db, **settings) as vault:
         vault.sync()
     new = full_dump(new_db)
     shutil.rmtree(work)
-    scenario = Scenario(root, db, old_index, old, new, old_doctor, n, changes)
+    scenario = Scenario(root, db, old_index, old, new, old_doctor, n, changes, keywords)
     scenario.restore()
     return scenario
 
@@ -130,7 +145,7 @@ def verify(sc: Scenario) -> str:
     Raises CrashCheckFailed saying what is wrong."""
     import lore
 
-    with lore.open(sc.root) as vault:  # must open: recovers the WAL, migrates a fresh file
+    with lore.open(sc.root, **sc.settings) as vault:  # recovers the WAL, migrates a fresh file
         dump = full_dump(sc.db)
         report = vault.doctor()
     state: str
@@ -155,7 +170,7 @@ def verify(sc: Scenario) -> str:
             f"neither old nor new: vs old {diff_summary(sc.old, dump)};"
             f" vs new {diff_summary(sc.new, dump)}"
         )
-    with lore.open(sc.root) as vault:
+    with lore.open(sc.root, **sc.settings) as vault:
         vault.sync()
         after = full_dump(sc.db)
         if after != sc.new:
@@ -173,7 +188,7 @@ def kill_at_step(sc: Scenario, step: int, *, rebuild: bool = False) -> bool:
     if rebuild:
         args.append("rebuild")
     proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env()
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=sc.env()
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()  # "paused" or "done" (EOF if it crashed)
@@ -190,7 +205,7 @@ def kill_after(sc: Scenario, delay: float, *args: str) -> bool:
         cwd=sc.root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=child_env(),
+        env=sc.env(),
     )
     try:
         proc.wait(timeout=delay)
@@ -225,7 +240,7 @@ def timed_run(sc: Scenario, *args: str) -> float:
     """Seconds a complete `lore ARGS` takes from the old index (then the old is restored)."""
     sc.restore()
     started = time.perf_counter()
-    subprocess.run(lore_argv(*args), cwd=sc.root, env=child_env(), check=True, capture_output=True)
+    subprocess.run(lore_argv(*args), cwd=sc.root, env=sc.env(), check=True, capture_output=True)
     elapsed = time.perf_counter() - started
     sc.restore()
     return elapsed

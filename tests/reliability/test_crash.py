@@ -33,6 +33,16 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[h.Scenario]:
     yield h.prepare(root, n=120, seed=8, fraction=0.0, fresh=True)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _semantic_layer_on() -> Iterator[None]:
+    """Keyword tags on, so every sync here also runs the semantic refresh after its
+    transaction (in plain mode 4 it is skipped) and a kill can land in either step."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("LORE_HEURISTIC_TAGS", "on")
+    yield
+    patch.undo()
+
+
 def test_the_scenario_changes_every_kind_of_thing(scenario: h.Scenario) -> None:
     assert all(scenario.changes[k] > 0 for k in ("edited", "deleted", "touched", "added"))
     missing, stale, orphaned = scenario.old_doctor
@@ -80,7 +90,7 @@ def test_an_interrupted_semantic_refresh_is_reported_and_completed(
     from lore.index.sync import sync
 
     scenario.restore()
-    with lore.open(scenario.root) as vault:
+    with lore.open(scenario.root, **scenario.settings) as vault:
         sync(vault.store, vault.root)  # the transaction only, no refresh after it
     assert h.verify(scenario) == "new, semantic pending"
 
@@ -180,10 +190,15 @@ def memory_vault(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("seed", [31, 32])
-def test_lore_remember_killed_never_leaves_half_an_entry(memory_vault: Path, seed: int) -> None:
+def test_lore_remember_killed_never_leaves_half_an_entry(
+    memory_vault: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import datetime as dt
 
     import lore
+
+    # Plain mode 4 (no semantic refresh after remember's sync): the daily note is the subject.
+    monkeypatch.setenv("LORE_HEURISTIC_TAGS", "auto")
 
     assert len(REMEMBER_TEXT.encode()) > 60_000  # many pages: the widest window to tear
     daily = memory_vault / "memory" / f"{dt.date.today().isoformat()}.md"

@@ -21,18 +21,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-# Han (incl. extensions and compatibility ideographs), Bopomofo, Hiragana, Katakana.
+# Han (incl. extensions and compatibility ideographs), Bopomofo, Hiragana, Katakana (incl.
+# half-width): word characters only. CJK symbols and punctuation in those blocks (radicals,
+# ・, voiced-sound marks, unassigned code points) are left out, so a plain `[...]+` run of
+# this class is a run of CJK word characters: no per-character lookahead on the hot path.
 _CJK_CLASS = (
-    "\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u3100-\u312f"
-    "\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-    "\uff66-\uff9f\U00020000-\U0003134f"
+    "\u3005\u3007\u3021-\u3029\u3038-\u303b\u3041-\u3096\u309d-\u309f\u30a1-\u30fa"
+    "\u30fc-\u30ff\u3105-\u312f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufa6d\ufa70-\ufad9\uff66-\uff9f\U00020000-\U0002a6df\U0002a700-\U0002b738"
+    "\U0002b740-\U0002b81d\U0002b820-\U0002cea1\U0002ceb0-\U0002ebe0"
+    "\U0002f800-\U0002fa1d\U00030000-\U0003134a"
 )
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 _RUN = re.compile(r"[^\W_]+")
 _PIECE = re.compile(f"[{_CJK_CLASS}]|[^\\W_{_CJK_CLASS}]+")
-# A run of CJK word characters (the lookahead leaves out CJK punctuation such as ・), or a
-# run of other word characters: the same pieces `_RUN` then `_PIECE` produce.
-_RUN_OR_WORD = re.compile(f"(?:(?![\\W_])[{_CJK_CLASS}])+|[^\\W_{_CJK_CLASS}]+")
+# A run of CJK characters or a run of other word characters: the same pieces `_RUN` then
+# `_PIECE` produce.
+_RUN_OR_WORD = re.compile(f"[{_CJK_CLASS}]+|[^\\W_{_CJK_CLASS}]+")
 _ASCII_ALPHA = re.compile(r"[a-z]+")
 _MAX_WORD = 64  # longer "words" are base64 blobs or hashes: cut, never dropped silently
 

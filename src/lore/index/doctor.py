@@ -135,13 +135,14 @@ def run_doctor(
     *,
     embedder: Callable[[], Any] | None = None,
     heuristic_tags: bool = True,
+    semantic_needed: bool = True,
 ) -> DoctorReport:
     """Compare the index with the files and check it inside out, changing neither.
     `embedder` returns the configured embedding provider (anything with `.identity`),
     or something without one when none is configured."""
     skipped: list[Skipped] = []
     files = {f.path: f for f in scan_vault(root, skipped)}
-    run = Checks(store, heuristic_tags=heuristic_tags)
+    run = Checks(store, heuristic_tags=heuristic_tags, semantic_needed=semantic_needed)
     db_path = Path(store.db_path).resolve()
     vault = {
         "root": str(root),

@@ -39,9 +39,12 @@ class Checks:
     """Runs each check inside one read snapshot; an SQLite error in a check is a damaged
     index (reported, never raised)."""
 
-    def __init__(self, store: SqliteStore, *, heuristic_tags: bool = True) -> None:
+    def __init__(
+        self, store: SqliteStore, *, heuristic_tags: bool = True, semantic_needed: bool = True
+    ) -> None:
         self.store = store
         self.heuristic_tags = heuristic_tags  # whether the semantic layer derives keywords
+        self.semantic_needed = semantic_needed  # whether it runs at all (not in plain mode 4)
         self.checks: dict[str, str] = {}
         self.problems: list[Problem] = []
 
@@ -158,7 +161,7 @@ def check_derived(run: Checks) -> None:
 def check_semantic(run: Checks) -> None:
     """Derived tags and texts-to-embed are refreshed by every `lore index` after its
     transaction; an interrupted refresh leaves them behind, which the next sync completes."""
-    if "semantic_state" not in run.tables():
+    if "semantic_state" not in run.tables() or not run.semantic_needed:
         return
     from .semantic import stale_notes
 
