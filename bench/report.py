@@ -91,9 +91,16 @@ def fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _repo_relative(text: str) -> str:
+    """Results are committed: no path of this machine in them, only repo-relative ones."""
+    root = str(RESULTS_DIR.parents[1])
+    return text.replace(root + "/", "").replace(root, ".")
+
+
 def write_outputs(stem: str, markdown: str, data: dict[str, Any]) -> tuple[Path, Path]:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     md_path, json_path = RESULTS_DIR / f"{stem}.md", RESULTS_DIR / f"{stem}.json"
-    md_path.write_text(markdown, encoding="utf-8")
-    json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    md_path.write_text(_repo_relative(markdown), encoding="utf-8")
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    json_path.write_text(_repo_relative(text), encoding="utf-8")
     return md_path, json_path
