@@ -71,6 +71,22 @@ class Param:
         return out
 
 
+LIMIT_ALIASES = ("k", "top_k", "n", "max_results", "count", "num_results", "size")
+
+
+def limit_param(description: str, default: int, maximum: int) -> Param:
+    """The `limit` argument every listing tool takes, with the spellings models use for it."""
+    return Param(
+        "limit",
+        "integer",
+        description,
+        default=default,
+        aliases=LIMIT_ALIASES,
+        minimum=1,
+        maximum=maximum,
+    )
+
+
 def input_schema(params: Sequence[Param]) -> dict[str, Any]:
     """The JSON schema of a tool's arguments. Extra properties are not forbidden, so that a
     slip (`q` for `query`) reaches the server and is read, rather than refused by a strict

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .args import Param
+from .args import Param, limit_param
 from .spec import ToolContext, ToolSpec, hit_json
 
 # -- lookup --------------------------------------------------------------------------------
@@ -20,15 +20,7 @@ LOOKUP_PARAMS = (
         aliases=("q", "name", "entity", "question", "text", "subject", "about"),
         max_length=2000,
     ),
-    Param(
-        "limit",
-        "integer",
-        "How many supporting hits to return.",
-        default=5,
-        aliases=("k", "top_k", "n", "max_results", "count"),
-        minimum=1,
-        maximum=20,
-    ),
+    limit_param("How many supporting hits to return.", default=5, maximum=20),
 )
 
 
@@ -67,15 +59,7 @@ RECENT_PARAMS = (
         minimum=1,
         maximum=3650,
     ),
-    Param(
-        "limit",
-        "integer",
-        "How many entities and notes to return (each).",
-        default=20,
-        aliases=("k", "top_k", "n", "max_results", "count"),
-        minimum=1,
-        maximum=200,
-    ),
+    limit_param("How many entities and notes to return (each).", default=20, maximum=200),
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..vault import Vault
-from .args import Param
+from .args import Param, limit_param
 from .memory_tools import MEMORY_TOOLS
 from .read import READ_NOTE
 from .spec import MAX_PATH, ToolContext, ToolSpec, hit_json
@@ -35,15 +35,7 @@ SEARCH_PARAMS = (
         aliases=("q", "text", "search", "keywords", "search_query", "question"),
         max_length=4000,
     ),
-    Param(
-        "limit",
-        "integer",
-        "How many hits to return, best first.",
-        default=10,
-        aliases=("k", "top_k", "n", "max_results", "count", "num_results", "size"),
-        minimum=1,
-        maximum=50,
-    ),
+    limit_param("How many hits to return, best first.", default=10, maximum=50),
     Param(
         "tags",
         "strings",
@@ -139,15 +131,7 @@ TAG_PARAMS = (
         aliases=("prefix", "contains", "filter", "query", "q", "tag", "pattern"),
         max_length=200,
     ),
-    Param(
-        "limit",
-        "integer",
-        "How many tags to return, most used first.",
-        default=100,
-        aliases=("k", "top_k", "n", "max_results", "count"),
-        minimum=1,
-        maximum=1000,
-    ),
+    limit_param("How many tags to return, most used first.", default=100, maximum=1000),
 )
 
 
