@@ -118,3 +118,32 @@ def test_a_daily_note_that_is_not_utf8_is_not_touched(vault: lore.Vault) -> None
         vault.remember("x", at=AT)
     one_line_naming(str(caught.value), "memory/2026-11-21.md", "UTF-8")
     assert note.read_bytes() == b"# \xff\xfe broken\n"
+
+
+def test_remember_replaces_the_note_whole_and_leaves_no_temporary_file(
+    vault: lore.Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = vault.remember("第一条结论", at=AT)
+    note = vault.root / first.path
+    note.chmod(0o600)
+    before = note.read_bytes()
+    # The rename fails (a full disk, a read-only mount): the note is as it was, nothing stray.
+    import os
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="No space"):
+        vault.remember("第二条结论", at=AT + dt.timedelta(seconds=1))
+    assert note.read_bytes() == before
+    monkeypatch.undo()
+    vault.remember("第二条结论", at=AT + dt.timedelta(seconds=1))
+    text = note.read_text(encoding="utf-8")
+    assert text.startswith(before.decode("utf-8")) and text.count("第二条结论") == 2
+    assert note.stat().st_mode & 0o777 == 0o600  # the note's mode is kept
+    siblings = {p.name for p in note.parent.iterdir()}
+    assert ".2026-11-21.md.lock" in siblings
+    assert not [name for name in siblings if name.endswith(".tmp")]
+    vault.sync()
+    assert all(not h.path.endswith(".lock") for h in vault.search("结论", limit=50))

@@ -137,16 +137,10 @@ def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Path
     yield out
 
 
-# Known defect (strict xfail: the test turns red once fixed, so remove the mark then): the
-# tag_lex channel (retrieve/channels.py tag_lex_scores) fetches every note that carries a
-# query tag, and with it the fusion pool grows to all of them; "common" is every note's tag.
-TAG_LEX_LOADS_ALL = pytest.mark.xfail(
-    strict=True, reason="tag_lex_scores fetches every note carrying a query tag"
-)
 SEARCHES = [
     pytest.param("shared", {}, id="word in every note"),
-    pytest.param("common", {}, id="tag of every note", marks=TAG_LEX_LOADS_ALL),
-    pytest.param("shared common 共同 内容", {}, id="mixed", marks=TAG_LEX_LOADS_ALL),
+    pytest.param("common", {}, id="tag of every note"),
+    pytest.param("shared common 共同 内容", {}, id="mixed"),
     pytest.param("客户", {}, id="chinese in every note"),
     pytest.param("note", {}, id="title word of every note"),
     pytest.param("walrus12", {}, id="one note"),

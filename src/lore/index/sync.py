@@ -25,7 +25,7 @@ from ..derive.fields import distinct_terms, fts_fields
 from ..derive.summary import long_summary
 from ..ingest.parse import parse_note
 from ..ingest.scan import FileStat, scan_vault
-from ..memory.derive import derive_memory
+from ..memory.derive import derive_memory, memory_stale
 from ..model import Skipped, SyncReport
 from ..store.sqlite import TOKENIZER_VERSION, NoteRow, SqliteStore, StoredStat, Unreadable
 
@@ -228,6 +228,7 @@ def sync(
     bad = store.unreadable()
     if (
         not rebuild
+        and not memory_stale(store)
         and not any(run.pending(f, stored.get(f.path), bad.get(f.path)) for f in files)
         and all(path in seen for path in stored)
         and all(path in seen for path in bad)
@@ -263,7 +264,7 @@ def sync(
         for path in bad:
             if path not in seen:
                 store.clear_unreadable(path)
-        if run.added or run.changed or run.deleted or rebuild:
+        if run.added or run.changed or run.deleted or rebuild or memory_stale(store):
             deleted_ids = [stored[path].id for path in run.deleted]
             derive_memory(store, root, run.added + run.changed, deleted_ids, full=rebuild)
         store.apply_df(run.df_delta)

@@ -29,6 +29,7 @@ from .settings import MemorySettings, load_memory_settings
 _SECTION_HINT = re.compile(r"^#{2,6}[ \t].*[)）][ \t]*$", re.MULTILINE)
 _DAILY_NAME = re.compile(r"(?:^|/)\d{4}-\d{2}-\d{2}[^/]*\.(?:md|markdown)$")
 META_LAYOUT = "memory_layout"
+META_STALE = "memory_stale"  # set by the m002 migration on an index that already has notes
 DEFAULT_LAYOUT = MemorySettings().layout
 
 
@@ -180,6 +181,11 @@ def _mention_rows(
     return sorted(rows)
 
 
+def memory_stale(store: SqliteStore) -> bool:
+    """True when the memory tables must be derived in full (an upgraded index)."""
+    return store.get_meta(META_STALE) is not None
+
+
 def derive_memory(
     store: SqliteStore,
     root: Path,
@@ -193,16 +199,16 @@ def derive_memory(
     settings = load_memory_settings(root)
     # Only a non-default layout is recorded, so an index that never needed one holds no
     # bookkeeping a rebuild would not write.
-    if (store.get_meta(META_LAYOUT) or DEFAULT_LAYOUT) != settings.layout:
+    if (store.get_meta(META_LAYOUT) or DEFAULT_LAYOUT) != settings.layout or memory_stale(store):
         full = True
+        sql.delete_meta(store, META_STALE)
     before = None if full else Registry.build(sql.entity_rows(store)).signature()
+    ids = sql.note_ids(store, None if full else changed)
     if full:
         sql.delete_all(store)
-        notes = sql.note_texts(store, None)
     else:
-        notes = sql.note_texts(store, changed)
-        sql.delete_for(store, [*deleted_ids, *(n.id for n in notes)])
-    for note in notes:
+        sql.delete_for(store, [*deleted_ids, *ids])
+    for note in sql.note_texts_by_id(store, ids):
         for table, rows in _note_rows(note, settings).items():
             sql.insert_rows(store, table, rows)
 
@@ -212,22 +218,21 @@ def derive_memory(
         for d in info.defs:
             defined.setdefault(d["path"], set()).add(info.key)
     mentions = _Mentions(registry)
-    targets: list[tuple[sql.NoteText, Matcher]] = []
+    matchers: dict[int, Matcher] | None = None  # None: look each note up in its own columns
     if full or registry.signature() != before:
         # The alias table changed: every note's mentions may have changed with it.
         sql.delete_mentions(store, None)
         matchers = mentions.from_index(store) if mentions.by_phrase else {}
-        loaded = {n.id: n for n in notes}
-        missing = sql.note_texts_by_id(store, set(matchers) - set(loaded))
-        targets = [(n, matchers[n.id]) for n in [*loaded.values(), *missing] if n.id in matchers]
-    elif mentions.by_phrase:
-        for note in notes:
-            matcher = mentions.from_columns(store, note.id)
-            if matcher is not None:
-                targets.append((note, matcher))
-    for note, matcher in targets:
-        rows = _mention_rows(note, matcher, defined.get(note.path, set()))
-        sql.insert_rows(store, "entity_mentions", rows)
+        ids = sorted(matchers)
+    elif not mentions.by_phrase:
+        ids = []
+    # Texts are read again, a chunk at a time, rather than kept from the first pass: a
+    # first sync of a large vault never holds every note's text at once.
+    for note in sql.note_texts_by_id(store, ids):
+        matcher = mentions.from_columns(store, note.id) if matchers is None else matchers[note.id]
+        if matcher is not None:
+            rows = _mention_rows(note, matcher, defined.get(note.path, set()))
+            sql.insert_rows(store, "entity_mentions", rows)
     if settings.layout == DEFAULT_LAYOUT:
         sql.delete_meta(store, META_LAYOUT)
     else:

@@ -5,12 +5,14 @@ GLOB patterns and are applied in the WHERE clause, never after the fact."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .sqlite import SqliteStore
 
+# Notes read per query when texts are streamed (and the SQLite variable limit's share).
+_CHUNK = 500
 MEMORY_TABLES = (
     "entity_defs",
     "entity_aliases",
@@ -74,23 +76,17 @@ def insert_rows(store: SqliteStore, table: str, rows: list[tuple[Any, ...]]) -> 
         store.db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
 
 
-def note_texts(store: SqliteStore, paths: Iterable[str] | None) -> list[NoteText]:
-    """The stored text of notes (all of them when `paths` is None), in path order."""
-    sql = "SELECT id, path, title, date, frontmatter, body, body_line FROM notes"
+def note_ids(store: SqliteStore, paths: Iterable[str] | None) -> list[int]:
+    """The ids of the notes at `paths` (every note when None), in path order."""
     if paths is None:
-        rows = store.query(sql + " ORDER BY path")
-    else:
-        wanted = sorted(set(paths))
-        rows = []
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows += store.query(f"{sql} WHERE path IN ({marks})", chunk)
-        rows.sort(key=lambda r: str(r[1]))
-    return [
-        NoteText(int(i), str(p), str(t), d, json.loads(fm), str(b), int(bl))
-        for i, p, t, d, fm, b, bl in rows
-    ]
+        return [int(r[0]) for r in store.query("SELECT id FROM notes ORDER BY path")]
+    wanted = sorted(set(paths))
+    rows: list[tuple[Any, ...]] = []
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        rows += store.query(f"SELECT id, path FROM notes WHERE path IN ({marks})", chunk)
+    return [int(r[0]) for r in sorted(rows, key=lambda r: str(r[1]))]
 
 
 def notes_matching(store: SqliteStore, phrases: Iterable[str]) -> dict[str, set[int]]:
@@ -105,22 +101,24 @@ def notes_matching(store: SqliteStore, phrases: Iterable[str]) -> dict[str, set[
     }
 
 
-def note_texts_by_id(store: SqliteStore, ids: Iterable[int]) -> list[NoteText]:
-    wanted = sorted(set(ids))
-    rows: list[tuple[Any, ...]] = []
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
+def note_texts_by_id(store: SqliteStore, ids: Sequence[int]) -> Iterator[NoteText]:
+    """The stored text of notes by id, in the order given, read a chunk at a time: a first
+    sync of a large vault never holds every note's text at once."""
+    for start in range(0, len(ids), _CHUNK):
+        chunk = [int(i) for i in ids[start : start + _CHUNK]]
         marks = ",".join("?" * len(chunk))
-        rows += store.query(
-            "SELECT id, path, title, date, frontmatter, body, body_line FROM notes"
-            f" WHERE id IN ({marks})",
-            chunk,
-        )
-    rows.sort(key=lambda r: str(r[1]))
-    return [
-        NoteText(int(i), str(p), str(t), d, json.loads(fm), str(b), int(bl))
-        for i, p, t, d, fm, b, bl in rows
-    ]
+        found = {
+            int(row[0]): row
+            for row in store.query(
+                "SELECT id, path, title, date, frontmatter, body, body_line FROM notes"
+                f" WHERE id IN ({marks})",
+                chunk,
+            )
+        }
+        for note_id in chunk:
+            if note_id in found:
+                i, p, t, d, fm, b, bl = found[note_id]
+                yield NoteText(int(i), str(p), str(t), d, json.loads(fm), str(b), int(bl))
 
 
 # -- reads --------------------------------------------------------------------------------

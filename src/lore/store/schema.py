@@ -202,6 +202,12 @@ def m002_memory(db: Any) -> None:
         ) WITHOUT ROWID;
         """
     )
+    # An index upgraded from schema 1 already holds notes: the next sync derives their
+    # memory rows in full (lore.memory.derive reads and clears this flag).
+    db.execute(
+        "INSERT OR REPLACE INTO meta (key, value) SELECT 'memory_stale', '1'"
+        " WHERE EXISTS (SELECT 1 FROM notes)"
+    )
 
 
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
