@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,28 @@ def test_a_damaged_file_is_reported_with_the_reset_to_run(vault: Path) -> None:
     with lore.open(vault) as opened:
         opened.sync()
         assert opened.doctor().ok
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["index"]])
+def test_text_that_is_not_utf8_in_the_index_is_reported_as_damage(
+    vault: Path, command: list[str]
+) -> None:
+    # SQLite does not check text encoding: a damaged page can hand back bytes that are not
+    # UTF-8 in a TEXT column. lore wrote only UTF-8, so that is damage, said in one line.
+    sql(
+        vault,
+        "UPDATE notes SET path = CAST(x'98e4' AS TEXT) WHERE id = (SELECT min(id) FROM notes)",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "lore", *command, "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lore: error: index "), result.stderr
+    assert "damaged" in lines[0] and "lore index" in lines[0]
 
 
 def _scribble(db: Path, page: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -48,10 +49,26 @@ def open_from_options(vault: str | None, db: str | None) -> Any:
     return opened
 
 
+def _undecodable_index_text(exc: Exception) -> bool:
+    """Text read back from the index that is not UTF-8: lore writes only UTF-8, so the
+    page it sat on was damaged (SQLite does not check text encoding itself)."""
+    if not isinstance(exc, UnicodeDecodeError) or exc.__traceback__ is None:
+        return False
+    frame = exc.__traceback__
+    while frame.tb_next is not None:
+        frame = frame.tb_next
+    where = Path(frame.tb_frame.f_code.co_filename)
+    return where.parent.name == "store" and where.parent.parent.name == "lore"
+
+
 def _damaged_index(exc: Exception, ctx: click.Context) -> str | None:
     """The message for SQLite finding the index file damaged in the middle of a command
     (the check is by name, so `lore --help` never imports apsw)."""
-    if type(exc).__module__ != "apsw" or type(exc).__name__ not in ("CorruptError", "NotADBError"):
+    corrupt = type(exc).__module__ == "apsw" and type(exc).__name__ in (
+        "CorruptError",
+        "NotADBError",
+    )
+    if not corrupt and not _undecodable_index_text(exc):
         return None
     db = ctx.meta.get("lore.db", "the index")
     remedy = "delete it and run `lore index`: it is rebuilt from the files"
@@ -94,9 +111,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 
 def _register() -> None:
-    from . import capture, embed, index, mcp, memory, search
+    from . import capture, embed, index, interest, mcp, memory, report, search
 
-    for module in (index, search, capture, embed, mcp, memory):
+    for module in (index, search, capture, embed, mcp, memory, report, interest):
         for command in module.COMMANDS:
             main.add_command(command)
 
