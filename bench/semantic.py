@@ -50,11 +50,12 @@ def load_set(name: str) -> DataSet:
 
 
 DEFAULT_SETS = [
-    "cmrc2018_trial-1k",
-    "squadshifts_new_wiki-24a",
-    "longnotes_zh@cmrc2018_trial-1k",
-    "longnotes_en@squadshifts_new_wiki-24a",
+    "cmrc2018_trial",
+    "squadshifts_new_wiki",
+    "longnotes_zh@cmrc2018_trial",
+    "longnotes_en@squadshifts_new_wiki",
 ]
+# The subsets the first model runs used (bench.longnotes.SUBSETS): `--sets` takes them.
 
 
 def prepare_vault(ds: DataSet) -> Path:
@@ -417,14 +418,16 @@ def targets(sets: list[dict[str, Any]]) -> list[str]:
 
 
 NOTES = [
-    "Sets: subsets of the shared/data sets (all 256 CMRC gold passages + 744 distractors; the "
-    "first 24 SQuADShifts articles and the 559 queries on them) and long notes built from "
-    "them by bench/longnotes.py (up to 5 paragraphs of one article a note). The full sets "
-    "would take the local model hours here; mode4 on the full sets is unchanged (below).",
+    "Sets: every shared/data set whole (cmrc2018_trial: 2,256 passages, 1,002 queries; "
+    "squadshifts_new_wiki: 1,581 paragraphs, 1,000 queries) and long notes built from them "
+    "by bench/longnotes.py (up to 5 paragraphs of one article a note). Vectors come from a "
+    "bench-only cache keyed by (model, kind, text) (bench/.work/semantic/e5-cache.sqlite): "
+    "the first embedding of the full sets took the local model about an hour here.",
     "mode4 = `fts alone` on every set: no author tags exist in these sets and heuristic tags "
     "do not feed tag_lex (they cost -0.002/-0.011 MRR@10 on the full sets in mode4), so "
     "tag_lex brings no candidate (`tag_lex alone` 0.000) and the nudges are uniform.",
-    "Default mode3 weights are vec 0.40, fts 0.55, tag 0.05 (chosen on these sets; the "
+    "Default mode3 weights are vec 0.40, fts 0.55, tag 0.05 (chosen on the subsets "
+    "cmrc2018_trial-1k and squadshifts_new_wiki-24a of an earlier run; the "
     "seed's vec 0.45, fts 0.25, tag 0.15 is the `seed 000 weights` row). Weighted fusion "
     "beats RRF on every set, so weighted stays the default.",
     "Embedding throughput was measured while other sessions' benchmarks shared the 2 cores "
