@@ -56,6 +56,7 @@ bench: $(STAMP_BENCH)
 	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.scale
 	$(BIN)/python -m bench.semantic
+	$(BIN)/python -m bench.interest
 	$(BIN)/python -m bench.reliability
 	$(BIN)/python -m bench.mcp_latency
 	$(BIN)/python -m bench.memory

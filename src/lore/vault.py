@@ -27,6 +27,8 @@ from .index.sync import sync as run_sync
 from .model import SearchResult, SyncReport
 
 if TYPE_CHECKING:
+    from .interest.model import InterestMap
+    from .interest.report import Report
     from .memory.model import (
         CheckReport,
         ContextView,
@@ -208,12 +210,20 @@ class Vault:
         )
 
     def digest(
-        self, data: str, *, name: str = "stdin", date: str | None = None, trust: str = "inferred"
+        self,
+        data: str,
+        *,
+        name: str = "stdin",
+        date: str | None = None,
+        trust: str = "inferred",
+        use_llm: bool = True,
     ) -> DigestReport:
-        """Extract decisions, conclusions, open items and lessons into the day's note."""
+        """Extract decisions, conclusions, open items and lessons into the day's note: by
+        the configured LLM (cached, grounded; heuristic on failure) unless `use_llm` is
+        False, else heuristically. `.method` names the extractor, `.notices` what failed."""
         from .memory.digest import digest
 
-        return digest(self, data, name=name, date=date, trust=trust)
+        return digest(self, data, name=name, date=date, trust=trust, use_llm=use_llm)
 
     def lookup(self, query: str, *, limit: int = 5, principal: str | None = None) -> LookupResult:
         """L1 entity card → L2 index → L3 raw scan → L4 not found; the answer names its level."""
@@ -248,6 +258,52 @@ class Vault:
         from .memory.check import check
 
         return check(self, fix=fix, stale_days=stale_days)
+
+    # -- the interest map (lore.interest) -------------------------------------------------------
+    def build_clusters(self, *, today: dt.date | None = None, **overrides: Any) -> InterestMap:
+        """Cluster the indexed notes into an interest map and store it (replacing the last
+        one; cluster ids stay stable). `overrides` are interest settings by name
+        (`cluster_algo="hierarchical"`, `min_size=3`, ...; see lore.interest.settings).
+        Uses the stored vectors, or the notes' words when there are none; calls no
+        embedding model. `today` (default: LORE_TODAY, else today) anchors the trends."""
+        from .errors import ConfigError
+        from .interest.build import build_map
+        from .interest.settings import load_interest_settings
+        from .memory.settings import load_memory_settings
+        from .providers.none import Absent
+
+        settings = load_interest_settings(self.root, **overrides)
+        chat = None
+        if settings.llm_labels != "off":
+            provider = self.capabilities.chat()
+            chat = None if isinstance(provider, Absent) else provider
+            if chat is None and settings.llm_labels == "on":
+                raise ConfigError("llm_labels on: no LLM configured", hint="set LORE_LLM_PROVIDER")
+        if today is None:
+            today = load_memory_settings(self.root).today_date()
+        return build_map(self.store, settings, today=today, chat=chat)
+
+    def clusters(self) -> InterestMap | None:
+        """The stored interest map, exactly as last built (None before the first
+        `lore clusters build`); a message says when the index changed since."""
+        from .interest.build import load
+
+        return load(self.store)
+
+    # -- reports (lore.interest.report) ---------------------------------------------------------
+    def report(
+        self,
+        *,
+        since: str | None = None,
+        today: dt.date | str | None = None,
+        limit: int = 50,
+    ) -> Report:
+        """New notes since `since` (default: the last 7 days, or the 7 days up to the newest
+        note), top tags, active entities and the stored interest map (None when
+        `lore clusters build` has not run). Reads the index; never reclusters."""
+        from .interest.report import build_report
+
+        return build_report(self, self.clusters(), since=since, today=today, limit=limit)
 
     def note(self, path: str) -> dict[str, Any]:
         """The indexed record of one note (path relative to the vault)."""

@@ -4,6 +4,11 @@ rules. "Today" is fixed by the vault config, so decay and `recent` are reproduci
 
 from __future__ import annotations
 
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +133,82 @@ def remember_worker(root: str, text: str, stamp: str, barrier: Any, results: Any
         barrier.wait()
         memory = vault.remember(text, at=dt.datetime.fromisoformat(stamp))
     results.put((text, memory.anchor))
+
+
+# -- a scripted OpenAI-compatible chat server on 127.0.0.1 (the LLM path of `digest`) --------
+
+
+class ChatScript:
+    """What the server answers. `digest` is a queue for digest prompts: a str is the
+    model's text answer, an int an HTTP status to fail with; when it is empty, digest
+    prompts get `fallback`. Other prompts (LLM tags after a sync) get a valid tags answer.
+    Every request is recorded."""
+
+    def __init__(self) -> None:
+        self.digest: list[str | int] = []
+        self.fallback: str | int = 500
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    def digest_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if is_digest_prompt(r)]
+
+
+def is_digest_prompt(request: dict[str, Any]) -> bool:
+    return str(request["messages"][1]["content"]).startswith("Material:")
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    script: ChatScript
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body, ensure_ascii=False).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        script = self.script
+        with script.lock:
+            script.requests.append(request)
+            if not is_digest_prompt(request):
+                answer: str | int = json.dumps({"tags": ["scripted"]})
+            elif script.digest:
+                answer = script.digest.pop(0)
+            else:
+                answer = script.fallback
+        if isinstance(answer, int):
+            self._send(answer, {"error": {"message": "model crashed"}})
+            return
+        self._send(200, {"choices": [{"message": {"role": "assistant", "content": answer}}]})
+
+
+@contextmanager
+def chat_server() -> Iterator[tuple[str, ChatScript]]:
+    """(base URL, script) of a scripted chat server on 127.0.0.1, stopped on exit."""
+    script = ChatScript()
+    handler = type("Handler", (_ChatHandler,), {"script": script})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", script
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def digest_answer(**kinds: list[tuple[str, str]]) -> str:
+    """A digest answer: kind=[(text, evidence), ...]; kinds not given are empty."""
+    names = ("decisions", "conclusions", "open_items", "lessons")
+    return json.dumps(
+        {k: [{"text": t, "evidence": e} for t, e in kinds.get(k, [])] for k in names},
+        ensure_ascii=False,
+    )

@@ -51,7 +51,9 @@ def test_jsonl_session_into_the_daily_note(vault: lore.Vault) -> None:
     assert f"## Digest · session-042.jsonl {{#{report.anchor}}}" in text
     assert "- [ ] TODO 下周找运维确认机器预算。" in text
     assert "系统提示" not in text
-    assert text.rstrip().endswith("source: session-042.jsonl · trust: inferred · status: claimed")
+    assert text.rstrip().endswith(
+        "source: session-042.jsonl · trust: inferred · status: claimed · extractor: heuristic"
+    )
     # Indexed at once, as an entry with its anchor; its open item reaches the snapshot.
     hit = vault.lookup("Redis Cluster 延迟").hits[0]
     assert hit.anchor == report.pointer  # type: ignore[attr-defined]

@@ -88,13 +88,23 @@ def remember_cmd(
     default="inferred",
     show_default=True,
 )
+@click.option(
+    "--no-llm", "no_llm", is_flag=True, help="Use the heuristic extractor even with an LLM."
+)
 @vault_options
 def digest_cmd(
-    file: str, date: str | None, trust: str, vault_opt: str | None, db: str | None, as_json: bool
+    file: str,
+    date: str | None,
+    trust: str,
+    no_llm: bool,
+    vault_opt: str | None,
+    db: str | None,
+    as_json: bool,
 ) -> None:
     """Extract decisions, conclusions, open items and lessons from a transcript (JSONL or
-    plain text; "-" for standard input) into that day's daily note. Running it twice for
-    the same input writes nothing the second time."""
+    plain text; "-" for standard input) into that day's daily note, by the configured LLM
+    (cached; the heuristic extractor when it fails or with --no-llm) or heuristically.
+    Running it twice for the same input writes nothing the second time."""
     from ..errors import ConfigError
     from ..present.memory import format_digest
 
@@ -112,7 +122,9 @@ def digest_cmd(
             raise ConfigError(f"{file}: not valid UTF-8 (byte {exc.start})") from None
         name = file.replace("\\", "/").rsplit("/", 1)[-1]
     with open_from_options(vault_opt, db) as opened:
-        report = opened.digest(data, name=name, date=date, trust=trust)
+        report = opened.digest(data, name=name, date=date, trust=trust, use_llm=not no_llm)
+    for notice in report.notices:
+        click.echo(f"lore: notice: {notice}", err=True)
     _emit(report.to_dict(), format_digest(report), as_json)
 
 

@@ -2,9 +2,13 @@
 into a section of that day's daily note: decisions, conclusions, open items, lessons.
 
 The section's anchor is made from the input's content (`{#d-…}`), so digesting the same
-input twice writes nothing the second time, wherever and whenever it is run. Extraction is
-heuristic (`memory.extract`); an LLM path is not built yet (it comes with the semantic
-layer's chat provider), and the report says which method produced the section.
+input twice writes nothing the second time, wherever and whenever it is run (and calls no
+model). Extraction is by the configured LLM when there is one (`memory.digest_llm`: fixed
+versioned prompt, strict validation, grounding, answers cached per input hash, model and
+prompt version), else heuristic (`memory.extract`). When the LLM fails (endpoint down,
+timeout, HTTP error, prose or an answer out of shape), the heuristic extractor is used and
+the report carries one notice saying what failed. The report and the section's metadata
+line name the extractor (`heuristic` or `llm:<provider>:<model>`).
 
 JSONL: one JSON object a line, the text under `content` / `text` / `message` / `body`
 (a string, or a list of `{"type": "text", "text": ...}` parts), the speaker under `role` /
@@ -21,7 +25,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, IndexBusyError
+from ..errors import ConfigError, IndexBusyError, LoreError
+from ..providers.none import Absent
 from ..store import memory as sql
 from .daily import append_locked
 from .entries import TRUST_LEVELS
@@ -94,6 +99,26 @@ def read_transcript(data: str, name: str) -> tuple[str, str | None, int]:
     return "\n".join(out), max(dates) if dates else None, count
 
 
+def _extract(
+    vault: Vault, text: str, use_llm: bool
+) -> tuple[dict[str, list[str]], str, list[dict[str, str]], list[str]]:
+    """(items, extractor, dropped items, notices): the LLM's when configured and working,
+    else the heuristic's (with a notice, the first time the LLM fails in this session)."""
+    caps = vault.capabilities
+    chat = caps.chat() if use_llm else None
+    if chat is not None and not isinstance(chat, Absent) and caps.llm_state()[0]:
+        from .digest_llm import llm_extract
+
+        try:
+            found = llm_extract(vault.store, chat, text)
+        except LoreError as exc:
+            told = caps.fail("llm", exc)
+            notices = [f"digest used the heuristic extractor: {told}"] if told else []
+            return extract(text), "heuristic", [], notices
+        return found.items, f"llm:{chat.identity}", found.dropped, []
+    return extract(text), "heuristic", [], []
+
+
 def digest(
     vault: Vault,
     data: str,
@@ -101,6 +126,7 @@ def digest(
     name: str = "stdin",
     date: str | None = None,
     trust: str = "inferred",
+    use_llm: bool = True,
 ) -> DigestReport:
     if not isinstance(data, str):
         raise ConfigError(f"digest: {name}: the input must be text")
@@ -122,22 +148,22 @@ def digest(
     normalised = re.sub(r"\s+", " ", text).strip()
     anchor = "d-" + hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:10]
     source = one_line(name) or "stdin"
-    items = extract(text)
     rel = f"{settings.dir}/{day}.md"
     earlier = [
         e for e in sql.entries(vault.store, None, kinds=("digest",)) if e["anchor"] == anchor
     ]
-    if earlier:
+    if earlier:  # no model is asked: the items shown are the heuristic's
         return DigestReport(
             earlier[0]["path"],
             anchor,
             str(earlier[0]["date"] or day),
             source,
             False,
-            items,
+            extract(text),
             lines_read=count,
             reason="this input was digested before; nothing written",
         )
+    items, method, dropped, notices = _extract(vault, text, use_llm)
     if not any(items.values()):
         return DigestReport(
             rel,
@@ -146,9 +172,12 @@ def digest(
             source,
             False,
             items,
+            method=method,
             lines_read=count,
             reason=f"nothing worth keeping: no decision, conclusion, open item or lesson in "
             f"{count} line(s)",
+            dropped=dropped,
+            notices=notices,
         )
     path = vault.root / vault.relative_path(rel)
     created: dict[str, bool] = {}
@@ -162,7 +191,9 @@ def digest(
                 parts.append(f"\n### {LABELS[kind]}\n\n")
                 box = "[ ] " if kind == "open_items" else ""
                 parts += [f"- {box}{body_lines(item)}\n" for item in items[kind]]
-        parts.append(f"\nsource: {source} · trust: {trust} · status: claimed\n")
+        parts.append(
+            f"\nsource: {source} · trust: {trust} · status: claimed · extractor: {method}\n"
+        )
         head = f"---\ndate: {day}\n---\n# {day}\n" if not current else ""
         if current and not current.endswith("\n"):
             head = "\n"
@@ -172,7 +203,7 @@ def digest(
     append_locked(path, build)
     indexed = True
     try:
-        vault.sync()
+        notices += vault.sync().notices
     except IndexBusyError:
         indexed = False
     return DigestReport(
@@ -182,7 +213,10 @@ def digest(
         source,
         bool(created),
         items,
+        method=method,
         lines_read=count,
         indexed=indexed,
         reason=None if created else "this input was digested before; nothing written",
+        dropped=dropped,
+        notices=notices,
     )

@@ -171,10 +171,12 @@ class DigestReport:
     source: str
     created: bool  # False: this input was digested before (nothing written)
     items: dict[str, list[str]]  # decisions, conclusions, open_items, lessons
-    method: str = "heuristic"  # heuristic | llm
+    method: str = "heuristic"  # the extractor: heuristic | llm:<provider>:<model>
     lines_read: int = 0
     indexed: bool = True
     reason: str | None = None  # why nothing was written
+    dropped: list[dict[str, str]] = field(default_factory=list)  # LLM items not grounded
+    notices: list[str] = field(default_factory=list)  # e.g. the LLM failed: heuristic used
 
     @property
     def pointer(self) -> str:

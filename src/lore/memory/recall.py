@@ -4,20 +4,29 @@
   query path applies in SQL, and spellings of the entities named in the query are added
   (a query for "Zhang San" or "zs" also looks for 张三), from visible cards only.
 - `memory_hits` is L2 of `lookup` and the evidence of `context`: hits are cut into the
-  entries they sit in (a daily note's sections and items, the core file's lines), and each
-  score is weighed by activity decay and by trust.
+  entries they sit in (a daily note's sections and items, the core file's lines), each
+  score is weighed by proximity (how much of the question one passage of the entry holds:
+  a line, a list item, a wrapped sentence), then by activity decay and by trust.
+
+Proximity is the memory path's own relevance evidence: the index scores a note by its words
+wherever they stand, so a transcript that names a person in one turn and a topic in another
+ranks with the one where the person decided the topic. An entry whose best passage holds
+the whole question keeps its index score; one whose question words never meet in a passage
+keeps half (PROXIMITY_FLOOR), so the index's relevance still counts.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
+from bisect import bisect_right
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..model import Hit, SearchResult
 from ..retrieve.query import QueryPlan, QueryTerm, plan
 from ..retrieve.search import Filters
-from ..retrieve.snippet import build_evidence, find_matches
+from ..retrieve.snippet import SCAN_LIMIT_CHARS, build_evidence, find_matches
 from ..store import memory as sql
 from .access import Access, access_for
 from .decay import decay_weight, trust_weight
@@ -31,6 +40,31 @@ if TYPE_CHECKING:
     from ..vault import Vault
 
 _TERM_WEIGHTS = {"cjk_char": 1.0, "word": 4.0, "phrase": 6.0, "cjk_word": 3.0}
+PROXIMITY_FLOOR = 0.5  # the share of its score an entry keeps when no passage holds the question
+# A line starts a new passage after a blank line, a heading or a line ending a sentence,
+# and when it starts a block of its own (list item, heading, quote, table row, a speaker's
+# turn "name: ..."); else it continues the sentence a hard-wrapped paragraph carries over.
+_BLOCK_START = re.compile(
+    r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s|>|\||(?:\*\*)?[\w .\-@]{1,24}?(?:\*\*)?\s*[:：]\s)"
+)
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_SENTENCE_END = re.compile(r"(?:[。！？!?;；:：.][)）\]」』\"'”’*_`]*\s*|\s{2,})$")
+
+
+def passages(text: str) -> list[int]:
+    """Start offsets of the passages of `text`: lines, list items, wrapped sentences."""
+    starts: list[int] = []
+    offset = 0
+    joinable = False
+    for line in text.split("\n"):
+        if not line.strip():
+            joinable = False
+        else:
+            if not joinable or _BLOCK_START.match(line):
+                starts.append(offset)
+            joinable = not (_SENTENCE_END.search(line) or _HEADING.match(line))
+        offset += len(line) + 1
+    return starts
 
 
 def named_entities(query: str, registry: Registry) -> list[tuple[str, list[str]]]:
@@ -120,10 +154,27 @@ class Coverage:
     def share(self, text: str) -> float:
         if not self.total:
             return 1.0
-        found = {m.term for m in find_matches(text, self.plan)}
+        return self._share({m.term for m in find_matches(text, self.plan)})
+
+    def _share(self, found: set[QueryTerm]) -> float:
         matched = sum(1 for t in self.terms if t in found)
         matched += sum(1 for group in self.groups if found.intersection(group))
         return matched / self.total
+
+    def best_passage(self, text: str) -> float:
+        """The largest share of the question that one passage of `text` holds."""
+        if not self.total:
+            return 1.0
+        text = text[:SCAN_LIMIT_CHARS]  # as far as find_matches reads
+        starts = passages(text)
+        found: dict[int, set[QueryTerm]] = {}
+        for match in find_matches(text, self.plan):
+            found.setdefault(bisect_right(starts, match.start), set()).add(match.term)
+        return max((self._share(terms) for terms in found.values()), default=0.0)
+
+    def proximity(self, text: str) -> float:
+        """The factor proximity gives an entry's score: PROXIMITY_FLOOR … 1."""
+        return PROXIMITY_FLOOR + (1 - PROXIMITY_FLOOR) * self.best_passage(text)
 
 
 def _match_weight(text: str, query_plan: Any) -> float:
@@ -184,7 +235,9 @@ def memory_hits(
         if not scored:
             weight = _note_weight(settings, hit, today)
             kind = "entity" if hit.path in cards else "note"
-            out.append(_memory_hit(hit, hit.score * weight, weight, kind=kind))
+            body = bodies[hit.path][0] if hit.path in bodies else hit.snippet
+            near = coverage.proximity(f"{hit.title}\n\n{body}")
+            out.append(_memory_hit(hit, hit.score * near * weight, weight, kind=kind))
             continue
         best = max(w for _, w in scored)
         for entry, w in scored:
@@ -196,13 +249,14 @@ def memory_hits(
                 priority=entry["priority"],
             )
             weight = round(decay * trust_weight(entry["trust"]), 6)
+            near = coverage.proximity(f"{entry['heading']}\n\n{entry['text']}")
             text = entry["text"] or entry["heading"]
             start = entry["text_line"] if entry["text"] else entry["line"]
             evidence = build_evidence(text, start, [], query_plan, markers=markers)
             out.append(
                 _memory_hit(
                     hit,
-                    round(hit.score * (w / best) * weight, 6),
+                    round(hit.score * (w / best) * near * weight, 6),
                     weight,
                     kind=entry["kind"],
                     entry=entry,

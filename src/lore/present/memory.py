@@ -40,6 +40,9 @@ def format_digest(report: DigestReport) -> str:
         if items:
             lines.append(f"  {kind.replace('_', ' ')}: {len(items)}")
             lines += [f"    - {item}" for item in items[:10]]
+    if report.dropped:
+        lines.append(f"  dropped, not grounded in the input: {len(report.dropped)}")
+        lines += [f"    - {d['text']} ({d['why']})" for d in report.dropped[:10]]
     return "\n".join(lines)
 
 

@@ -210,9 +210,50 @@ def m002_memory(db: Any) -> None:
     )
 
 
+def m004_interest(db: Any) -> None:
+    """The interest map (issue 5): the last `lore clusters build`, kept whole so reports
+    reuse it and the next build keeps cluster ids stable (see lore.store.interest). A
+    snapshot: members keep the path, title and date they had when it was built."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS interest_clusters (
+            id            INTEGER PRIMARY KEY,  -- stable across rebuilds, never reused
+            rank          INTEGER NOT NULL,     -- order in the map: largest first
+            label         TEXT NOT NULL,
+            label_source  TEXT NOT NULL,        -- tags | titles | llm
+            size          INTEGER NOT NULL,
+            top_tags      TEXT NOT NULL,        -- JSON list
+            weekly        TEXT NOT NULL,        -- JSON [[ISO week, notes], ...] oldest first
+            trend         TEXT NOT NULL,        -- heating | cooling | steady | new
+            recent_share  REAL NOT NULL,
+            longrun_share REAL NOT NULL,
+            centroid      BLOB NOT NULL         -- float32, L2-normalised, original space
+        );
+        CREATE TABLE IF NOT EXISTS interest_cluster_members (
+            cluster_id INTEGER NOT NULL,
+            rank       INTEGER NOT NULL,        -- most representative (closest) first
+            note_id    INTEGER NOT NULL,
+            path       TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            date       TEXT,                    -- YYYY-MM-DD; NULL without a date of its own
+            similarity REAL NOT NULL,           -- cosine to the centroid
+            x          REAL NOT NULL,           -- 2-D map position (PCA)
+            y          REAL NOT NULL,
+            PRIMARY KEY (cluster_id, rank)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS interest_members_note ON interest_cluster_members(note_id);
+        CREATE TABLE IF NOT EXISTS interest_meta (
+            key   TEXT PRIMARY KEY,             -- params, fingerprint, built_at, next_id, ...
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_core", m001_core),
     ("m002_memory", m002_memory),
     ("m003_semantic", m003_semantic),
+    ("m004_interest", m004_interest),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

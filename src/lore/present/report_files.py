@@ -1,0 +1,78 @@
+"""Render a Report in a format, with its charts, to a string or into a folder
+(`lore report --out DIR`: report.md or report.html plus the chart PNGs beside it).
+
+Markdown links the PNG files, so it has charts only in a folder; HTML carries its charts
+inside (data: URIs), so it has them on standard output, too. Files are written whole
+(a temporary file renamed into place): a reader never sees half a report.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ConfigError, shown
+from ..interest.report import Report
+from .charts import Chart, draw_charts
+from .report_html import format_report_html
+from .report_md import format_report_md
+
+FORMATS = ("md", "html")
+CHART_FILES = ("clusters-map.png", "clusters-trends.png")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str  # the report in its format
+    charts: tuple[Chart, ...] = ()
+    files: tuple[Path, ...] = ()  # written, report first (empty without a folder)
+    notices: tuple[str, ...] = field(default=())
+
+
+def render_report(report: Report, fmt: str = "md", *, charts: bool = False) -> Rendered:
+    """The report as text; `charts` draws them (Markdown can only link files: see
+    write_report)."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    drawn, notices = draw_charts(report.interest) if charts else ([], [])
+    if fmt == "html":
+        text = format_report_html(report, drawn)
+    else:
+        text = format_report_md(report, {c.key: c.filename for c in drawn} or None)
+    return Rendered(text, tuple(drawn), notices=tuple(notices))
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # plain open(): the umask applies
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_report(report: Report, fmt: str, out_dir: Path, *, charts: bool = True) -> Rendered:
+    """Write report.<fmt> and its chart PNGs into `out_dir` (created when missing); chart
+    files of an earlier run that this one does not draw are removed."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out {shown(str(out_dir))}: not a folder")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {shown(str(out_dir))}: cannot create: {exc.strerror}") from None
+    rendered = render_report(report, fmt, charts=charts)
+    target = out_dir / f"report.{fmt}"
+    written = [target]
+    try:
+        _write(target, rendered.text.encode("utf-8"))
+        for chart in rendered.charts:
+            _write(out_dir / chart.filename, chart.png)
+            written.append(out_dir / chart.filename)
+        for name in set(CHART_FILES) - {c.filename for c in rendered.charts}:
+            (out_dir / name).unlink(missing_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {shown(str(out_dir))}: cannot write: {exc.strerror}") from None
+    return Rendered(rendered.text, rendered.charts, tuple(written), rendered.notices)
