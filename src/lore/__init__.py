@@ -34,6 +34,8 @@ _EXPORTS = {
     "Skipped": "model",
     "SyncReport": "model",
     "DoctorReport": "index.doctor",
+    "InterestCluster": "interest.model",
+    "InterestMap": "interest.model",
     "CheckReport": "memory.model",
     "ContextView": "memory.model",
     "DigestReport": "memory.model",
@@ -56,6 +58,8 @@ __all__ = [
     "Explain",
     "Hit",
     "IndexBusyError",
+    "InterestCluster",
+    "InterestMap",
     "LookupResult",
     "LoreError",
     "Memory",
@@ -88,6 +92,7 @@ if TYPE_CHECKING:
         VaultMismatchError,
     )
     from .index.doctor import DoctorReport
+    from .interest.model import InterestCluster, InterestMap
     from .memory.model import (
         CheckReport,
         ContextView,

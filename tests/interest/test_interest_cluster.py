@@ -14,7 +14,8 @@ from interest_support import no_interest_env  # noqa: F401 - a fixture
 
 from lore.errors import ConfigError
 from lore.interest import hierarchy
-from lore.interest.cluster import canonical, cluster_rows, group_sums, kmeans
+from lore.interest.cluster import canonical, cluster_rows
+from lore.interest.kmeans import group_sums, kmeans
 from lore.interest.pca import fit, top_axes
 from lore.interest.settings import InterestSettings, load_interest_settings
 from lore.interest.stable import assign_ids

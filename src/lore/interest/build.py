@@ -7,12 +7,16 @@
     lore.store.interest          written in one transaction; `show` and reports read it
 
 Same notes and same settings give the same map, byte for byte: rows are in path order,
-every random choice comes from `kmeans_random_state`, ties are broken by index.
+every random choice comes from `kmeans_random_state`, ties are broken by index. A rebuild
+over a previous map of the same source and clustering settings starts k-means++ from it
+as well (kmeans.kmeans), and keeps it as it is when the notes did not change.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
@@ -23,10 +27,40 @@ from .settings import InterestSettings
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
     from ..store.sqlite import SqliteStore
+    from .cluster import Labels
+    from .vectors import NoteInfo
+
+# params of a stored map that do not shape its clusters (trends, labels, the build itself)
+_NOT_CLUSTERING = ("recent_weeks", "trend_ratio", "llm_labels", "today", "clustering")
 
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _previous_rows(
+    notes: Sequence[NoteInfo],
+    before: Mapping[int, Set[str]],
+    prior: Mapping[str, str],
+    params: Mapping[str, Any],
+    fingerprint: str,
+) -> tuple[Labels | None, bool]:
+    """(the previous map's cluster of each row, -1 for a new note; whether the rows are the
+    previous map's), or (None, False) when there is no previous map or it was built from
+    another source or with other clustering settings: then the build is a fresh one."""
+    import numpy as np
+
+    try:
+        old = json.loads(prior.get("params", "") or "{}")
+    except ValueError:
+        return None, False
+    mine = {k: v for k, v in params.items() if k not in _NOT_CLUSTERING}
+    theirs = {k: v for k, v in old.items() if k not in _NOT_CLUSTERING}
+    if not before or mine != theirs:
+        return None, False
+    where = {path: index for index, cid in enumerate(sorted(before)) for path in before[cid]}
+    rows = np.array([where.get(n.path, -1) for n in notes], dtype=np.int64)
+    return rows, prior.get("fingerprint") == fingerprint
 
 
 def build_map(
@@ -66,9 +100,15 @@ def build_map(
             messages.append("no notes to cluster: the index is empty (run `lore index`)")
     else:
         x = inputs.matrix
-        result = cluster_rows(x, settings)
+        before = stored.previous_members(store)
+        prior = stored.get_meta(store)
+        previous, unchanged = _previous_rows(notes, before, prior, params, inputs.fingerprint)
+        result = cluster_rows(x, settings, previous=previous, unchanged=unchanged)
         messages += result.messages
         params["clustering"] = result.info
+        if unchanged:  # the run that made these clusters, as it was recorded
+            recorded = json.loads(prior["params"]).get("clustering", {})
+            params["clustering"] = {**result.info, **recorded}
         labels = result.labels
         k = int(labels.max()) + 1
         cents = centroids(x, labels)
@@ -79,7 +119,7 @@ def build_map(
             order = sorted(rows.tolist(), key=lambda r: (-round(float(sims[r]), 6), r))
             groups.append(order)
         paths = [{notes[r].path for r in g} for g in groups]
-        ids, next_free = assign_ids(paths, stored.previous_members(store), next_free)
+        ids, next_free = assign_ids(paths, before, next_free)
         tag_table = note_tags(store)
         titles = {n.id: n.title for n in notes}
         member_ids = [[notes[r].id for r in g] for g in groups]

@@ -1,7 +1,7 @@
 """Clustering the interest rows (seed 000's pipeline), in numpy:
 
 1. optional PCA (clustering only), dimension by explained variance;
-2. k-means++ (n_init restarts from one fixed random state, the lowest inertia kept) or
+2. k-means++ (lore.interest.kmeans: restarts from one fixed random state, warm start) or
    hierarchical (average/complete linkage, cosine distance threshold: lore.interest.hierarchy);
 3. clusters under `min_size` notes: first (k-means++ only; the tree already joined
    near neighbours), a small cluster whose nearest cluster is small too is merged with it
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .hierarchy import agglomerate
+from .kmeans import compact, group_sums, kmeans
 from .pca import fit, map_positions
 
 if TYPE_CHECKING:
@@ -46,21 +47,11 @@ class Clustering:
     messages: list[str] = field(default_factory=list)
 
 
-def _compact(labels: Labels) -> Labels:
-    """Labels renumbered 0..k-1 in order of first appearance."""
-    import numpy as np
-
-    _values, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    rank = np.argsort(np.argsort(first, kind="stable"), kind="stable")
-    out: Labels = rank[inverse].astype(np.int64)
-    return out
-
-
 def canonical(labels: Labels) -> Labels:
     """Labels renumbered by size (largest 0), ties by first row."""
     import numpy as np
 
-    labels = _compact(labels)
+    labels = compact(labels)
     sizes = np.bincount(labels)
     first = np.array([int(np.argmax(labels == k)) for k in range(len(sizes))])
     order = sorted(range(len(sizes)), key=lambda k: (-int(sizes[k]), int(first[k])))
@@ -68,25 +59,6 @@ def canonical(labels: Labels) -> Labels:
     rank[order] = np.arange(len(sizes))
     out: Labels = rank[labels]
     return out
-
-
-def group_sums(x: Any, labels: Labels, k: int) -> Any:
-    """(k, d) float64 sums of the rows of each label (zeros for a label with no row)."""
-    import numpy as np
-
-    sums = np.zeros((k, x.shape[1]), dtype=np.float64)
-    if not len(labels):
-        return sums
-    # Sorted rows and one slice sum per label: no BLAS call, whose threads slow to a crawl
-    # on a busy machine for this (k, n) @ (n, d) shape.
-    order = np.argsort(labels, kind="stable")
-    rows = x[order]
-    bounds = np.searchsorted(labels[order], np.arange(k + 1))
-    for label in range(k):
-        lo, hi = bounds[label], bounds[label + 1]
-        if hi > lo:
-            sums[label] = rows[lo:hi].sum(axis=0, dtype=np.float64)
-    return sums
 
 
 def centroids(x: Matrix, labels: Labels) -> Matrix:
@@ -100,81 +72,6 @@ def centroids(x: Matrix, labels: Labels) -> Matrix:
 
 
 # -- k-means++ ----------------------------------------------------------------------------
-
-
-def _sq_dist(x: Any, sq: Any, centers: Any) -> Any:
-    import numpy as np
-
-    d = sq[:, None] - 2.0 * (x @ centers.T) + np.einsum("ij,ij->i", centers, centers)[None, :]
-    return np.maximum(d, 0.0)
-
-
-def _seed_centers(x: Any, sq: Any, k: int, rng: Any) -> Any:
-    """Greedy k-means++ seeding (as scikit-learn): each next center is the best of
-    2 + log(k) candidates drawn with probability ∝ squared distance to the nearest chosen
-    one; stops early when every row sits on a center (fewer distinct rows than k)."""
-    import math
-
-    import numpy as np
-
-    n = len(x)
-    trials = 2 + int(math.log(max(k, 1)))
-    chosen = [int(rng.integers(n))]
-    closest = _sq_dist(x, sq, x[chosen])[:, 0]
-    while len(chosen) < k:
-        total = float(closest.sum())
-        if total <= 1e-12:
-            break
-        draws = rng.random(trials) * total
-        picks = np.minimum(np.searchsorted(np.cumsum(closest), draws, side="right"), n - 1)
-        candidates = np.minimum(closest[:, None], _sq_dist(x, sq, x[picks]))  # (n, trials)
-        best = int(np.argmin(candidates.sum(axis=0)))
-        chosen.append(int(picks[best]))
-        closest = candidates[:, best]
-    return x[chosen].astype(np.float32)
-
-
-TOL = 1e-4  # k-means stops when the centers moved less than this x the mean variance
-
-
-def kmeans(x: Matrix, k: int, *, n_init: int, seed: int, max_iter: int) -> Labels:
-    """Labels (0..k'-1, k' <= k, no empty cluster) of the best of `n_init` k-means++ runs."""
-    import numpy as np
-
-    n = len(x)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    sq = np.einsum("ij,ij->i", x, x, dtype=np.float64)
-    xs = np.ascontiguousarray(x, dtype=np.float32)  # distances in float32: half the traffic
-    mean = xs.mean(axis=0, dtype=np.float64)
-    variance = max(float(sq.sum()) / n - float(mean @ mean), 0.0) / max(xs.shape[1], 1)
-    tol = TOL * variance  # as scikit-learn: relative to the mean variance of a dimension
-    best: tuple[float, Any] | None = None
-    for _run in range(n_init):
-        centers = _seed_centers(xs, sq, min(k, n), rng)
-        labels = np.full(n, -1, dtype=np.int64)
-        for _step in range(max_iter):
-            new = np.argmin(_sq_dist(xs, sq, centers), axis=1).astype(np.int64)
-            if np.array_equal(new, labels):
-                break
-            labels = new
-            counts = np.bincount(labels, minlength=len(centers))
-            sums = group_sums(xs, labels, len(centers))
-            empty = counts == 0
-            means = (sums / np.maximum(counts, 1)[:, None]).astype(np.float32)
-            moved = np.where(empty[:, None], centers, means)
-            shift = float(((moved - centers) ** 2).sum(dtype=np.float64))
-            centers = moved
-            if shift <= tol:
-                break
-        dist = _sq_dist(xs, sq, centers)
-        labels = np.argmin(dist, axis=1).astype(np.int64)
-        inertia = float(dist[np.arange(n), labels].sum())
-        if best is None or inertia < best[0] - 1e-9 * max(1.0, abs(best[0])):
-            best = (inertia, labels.copy())
-    assert best is not None
-    return _compact(best[1])
 
 
 # -- post-processing (original space) -----------------------------------------------------
@@ -218,7 +115,7 @@ def combine_fragments(x: Matrix, labels: Labels, min_size: int) -> Labels:
         alive[gone] = False
         settled[keep] = False
         mapping[mapping == gone] = keep
-    return _compact(mapping[labels])
+    return compact(mapping[labels])
 
 
 def reassign_small(x: Matrix, labels: Labels, min_size: int) -> Labels:
@@ -236,7 +133,7 @@ def reassign_small(x: Matrix, labels: Labels, min_size: int) -> Labels:
     out = labels.copy()
     small = ~np.isin(labels, large)
     out[small] = large[np.argmax(x[small] @ cents.T, axis=1)]
-    return _compact(out)
+    return compact(out)
 
 
 def merge_nearest(
@@ -275,7 +172,7 @@ def merge_nearest(
         sims[a], sims[:, a] = row, row
         sims[b], sims[:, b] = -np.inf, -np.inf
         count -= 1
-    return _compact(mapping[labels])
+    return compact(mapping[labels])
 
 
 def merge_threshold(x: Matrix, labels: Labels, distance: float, alpha: float) -> float:
@@ -305,8 +202,19 @@ def cap(x: Matrix, labels: Labels, max_clusters: int) -> Labels:
 # -- the pipeline -------------------------------------------------------------------------
 
 
-def cluster_rows(x: Matrix, settings: InterestSettings) -> Clustering:
-    """Cluster unit rows `x` (n >= 1) following `settings`."""
+def cluster_rows(
+    x: Matrix,
+    settings: InterestSettings,
+    *,
+    previous: Labels | None = None,
+    unchanged: bool = False,
+) -> Clustering:
+    """Cluster unit rows `x` (n >= 1) following `settings`.
+
+    `previous` (k-means++ only): the previous map's cluster of each row (-1: a new note),
+    a warm start that keeps near-equal partitions from flipping between rebuilds (see
+    `kmeans`). `unchanged`: the rows and settings are those of the previous map, whose
+    clusters are kept as they are (a rebuild changes nothing)."""
     import numpy as np
 
     from .vectors import l2
@@ -352,12 +260,17 @@ def cluster_rows(x: Matrix, settings: InterestSettings) -> Clustering:
             )
     else:
         k = min(settings.max_clusters, max(1, n // settings.min_size))
+        if unchanged and previous is not None and bool((previous >= 0).all()):
+            info["k"] = k
+            return Clustering(canonical(previous), positions, info, messages)
         labels = kmeans(
             space,
             k,
             n_init=settings.kmeans_n_init,
             seed=settings.kmeans_random_state,
             max_iter=settings.kmeans_max_iter,
+            previous=previous,
+            tolerance=settings.stability_tolerance,
         )
         info["k"] = k
     info["clusters_found"] = int(labels.max()) + 1

@@ -35,7 +35,7 @@ def _atom_distances(x: Matrix, atoms: Labels, m: int, linkage: str) -> npt.NDArr
         unit = x[order].astype(np.float64)
         dist = 1.0 - unit @ unit.T
     elif linkage == "average":
-        from .cluster import group_sums
+        from .kmeans import group_sums
 
         sums = group_sums(x, atoms, m)
         counts = np.bincount(atoms, minlength=m).astype(np.float64)
@@ -186,7 +186,7 @@ def agglomerate(
         atoms = np.arange(n, dtype=np.int64)
         m = n
     else:
-        from .cluster import kmeans
+        from .kmeans import kmeans
 
         atoms = kmeans(x, min(micro, n), n_init=1, seed=seed, max_iter=30)
         m = int(atoms.max()) + 1

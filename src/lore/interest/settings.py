@@ -15,6 +15,7 @@ name in capitals; the defaults are seed 000's:
     kmeans_random_state = 42
     kmeans_n_init = 10
     kmeans_max_iter = 300
+    stability_tolerance = 0.01                 # rebuilds: near-best runs may keep the old map
     enable_post_merge = true                   # k-means++ only: merge near centroids
     merge_distance = 0.07                      # cosine distance between centroids
     merge_alpha = 0.40                         # ... and at most this x their median distance
@@ -52,6 +53,7 @@ class InterestSettings:
     kmeans_random_state: int = 42
     kmeans_n_init: int = 10
     kmeans_max_iter: int = 300
+    stability_tolerance: float = 0.01  # relative inertia (lore.interest.kmeans.kmeans)
     enable_post_merge: bool = True
     merge_distance: float = 0.07
     merge_alpha: float = 0.40  # 0: no relative cap (see lore.interest.cluster.merge_threshold)
@@ -121,6 +123,7 @@ _COERCE: dict[str, Any] = {
     "kmeans_random_state": _int_at_least(0),
     "kmeans_n_init": _int_at_least(1),
     "kmeans_max_iter": _int_at_least(1),
+    "stability_tolerance": _float_in(0.0, 1.0),
     "enable_post_merge": _flag,
     "merge_distance": _float_in(0.0, 2.0),
     "merge_alpha": _float_in(0.0, 10.0),
