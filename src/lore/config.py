@@ -224,15 +224,30 @@ def _inbox(value: str) -> str:
     return "/".join(parts)
 
 
+def read_config(vault_root: Path) -> tuple[Path, dict[str, Any] | None]:
+    """The vault's .lore/config.toml: (its path, its tables), or (path, None) when absent."""
+    config_path = vault_root / CONFIG_FILE
+    if not config_path.is_file():
+        return config_path, None
+    try:
+        return config_path, tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{config_path}: {exc}") from None
+
+
+def config_table(config_path: Path, data: dict[str, Any], name: str) -> dict[str, Any]:
+    """The `[name]` table of a config file ({} when missing)."""
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{config_path}: [{name}] must be a table")
+    return table
+
+
 def load_settings(vault_root: Path, **overrides: Any) -> Settings:
     settings = Settings()
     known = {f.name for f in fields(Settings)}
-    config_path = vault_root / CONFIG_FILE
-    if config_path.is_file():
-        try:
-            data = tomllib.loads(config_path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{config_path}: {exc}") from None
+    config_path, data = read_config(vault_root)
+    if data is not None:
         section = data.get("lore", data)
         for key, value in section.items():
             if key in known:

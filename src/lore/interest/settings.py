@@ -31,12 +31,11 @@ name in capitals; the defaults are seed 000's:
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import CONFIG_FILE
+from ..config import config_table, read_config
 from ..errors import ConfigError
 
 ENV_PREFIX = "LORE_INTEREST_"
@@ -159,16 +158,9 @@ def load_interest_settings(vault_root: Path, **overrides: Any) -> InterestSettin
     """Defaults < `[interest]` in .lore/config.toml < LORE_INTEREST_* < `overrides` (None
     means "not given")."""
     settings = InterestSettings()
-    config_path = vault_root / CONFIG_FILE
-    if config_path.is_file():
-        try:
-            data = tomllib.loads(config_path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{config_path}: {exc}") from None
-        table = data.get("interest", {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"{config_path}: [interest] must be a table")
-        for key, value in table.items():
+    config_path, data = read_config(vault_root)
+    if data is not None:
+        for key, value in config_table(config_path, data, "interest").items():
             settings = replace(settings, **{key: coerce(key, value, f"{config_path} [interest]")})
     for name in (f.name for f in fields(InterestSettings)):
         raw = os.environ.get(env_name(name))

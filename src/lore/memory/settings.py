@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import CONFIG_FILE
+from ..config import config_table, read_config
 from ..errors import ConfigError
 
 _ENV = {
@@ -109,16 +108,9 @@ def _access(table: Any, origin: str) -> dict[str, tuple[str, ...]]:
 
 def load_memory_settings(vault_root: Path) -> MemorySettings:
     values: dict[str, Any] = {}
-    config_path = vault_root / CONFIG_FILE
-    if config_path.is_file():
-        try:
-            data = tomllib.loads(config_path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{config_path}: {exc}") from None
-        memory = data.get("memory", {})
-        if not isinstance(memory, dict):
-            raise ConfigError(f"{config_path}: [memory] must be a table")
-        for key, value in memory.items():
+    config_path, data = read_config(vault_root)
+    if data is not None:
+        for key, value in config_table(config_path, data, "memory").items():
             values[key] = _coerce(key, value, str(config_path))
         if "access" in data:
             values["access"] = _access(data["access"], str(config_path))
