@@ -89,6 +89,8 @@ def test_flags_and_environment(vault: Path) -> None:
     )
     data = json.loads(flag.stdout)
     assert data["params"]["max_clusters"] == 3 and data["params"]["cluster_algo"] == "hierarchical"
+    tolerant = lore("clusters", "build", vault, "--json", "--stability-tolerance", "0.05")
+    assert json.loads(tolerant.stdout)["params"]["stability_tolerance"] == 0.05
     bad = lore("clusters", "build", vault, "--min-size", "0")
     assert bad.returncode == 1
     one_line_naming(bad.stderr.strip(), "min_size", "at least 1")

@@ -94,6 +94,13 @@ def _emit_messages(messages: tuple[str, ...]) -> None:
 )
 @click.option("--lexical-vocab", type=int, default=None, help="TF-IDF terms kept [1024].")
 @click.option(
+    "--stability-tolerance",
+    type=float,
+    default=None,
+    help="Rebuilds keep the k-means run closest to the last map among runs within this"
+    " share of the best inertia [0.01].",
+)
+@click.option(
     "--llm-labels",
     type=click.Choice(["auto", "on", "off"]),
     default=None,
