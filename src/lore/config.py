@@ -128,7 +128,8 @@ def _fraction(value: Any) -> float:
     return number
 
 
-def _flag(value: Any) -> bool:
+def parse_flag(value: Any) -> bool:
+    """A yes/no setting from TOML (bool) or the environment (1/0, true/false, yes/no, on/off)."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -160,7 +161,7 @@ _SEMANTIC: dict[str, Any] = {
     "embed_batch": _positive(int),
     "embed_timeout": _positive(float),
     "llm_timeout": _positive(float),
-    "embed_input_type": _flag,
+    "embed_input_type": parse_flag,
     "embed_query_prefix": str,
     "embed_passage_prefix": str,
     "tag_vec_fraction": _fraction,

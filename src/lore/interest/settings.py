@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import config_table, read_config
+from ..config import config_table, parse_flag, read_config
 from ..errors import ConfigError
 
 ENV_PREFIX = "LORE_INTEREST_"
@@ -103,19 +103,10 @@ def _float_in(low: float, high: float, *, open_low: bool = False) -> Any:
     return check
 
 
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-        raise ValueError("use 1/0, true/false, yes/no or on/off")
-    return text in ("1", "true", "yes", "on")
-
-
 _COERCE: dict[str, Any] = {
     "cluster_algo": _choice("kmeans++", "hierarchical"),
     "tag_weight": _float_in(0.0, 1.0),
-    "use_pca": _flag,
+    "use_pca": parse_flag,
     "pca_explained_variance_threshold": _float_in(0.0, 1.0, open_low=True),
     "min_size": _int_at_least(1),
     "max_clusters": _int_at_least(1),
@@ -123,7 +114,7 @@ _COERCE: dict[str, Any] = {
     "kmeans_n_init": _int_at_least(1),
     "kmeans_max_iter": _int_at_least(1),
     "stability_tolerance": _float_in(0.0, 1.0),
-    "enable_post_merge": _flag,
+    "enable_post_merge": parse_flag,
     "merge_distance": _float_in(0.0, 2.0),
     "merge_alpha": _float_in(0.0, 10.0),
     "hierarchical_linkage": _choice("average", "complete"),

@@ -87,6 +87,19 @@ def limit_param(description: str, default: int, maximum: int) -> Param:
     )
 
 
+def budget_param(what: str, default: int, minimum: int, maximum: int) -> Param:
+    """The `budget` argument (bytes) of the tools that return a bounded text."""
+    return Param(
+        "budget",
+        "integer",
+        f"The most bytes (UTF-8) the {what} may take.",
+        default=default,
+        aliases=("max_bytes", "bytes", "size", "budget_bytes", "limit"),
+        minimum=minimum,
+        maximum=maximum,
+    )
+
+
 def input_schema(params: Sequence[Param]) -> dict[str, Any]:
     """The JSON schema of a tool's arguments. Extra properties are not forbidden, so that a
     slip (`q` for `query`) reaches the server and is read, rather than refused by a strict

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .args import Param, limit_param
+from .args import Param, budget_param, limit_param
 from .spec import ToolContext, ToolSpec, hit_json
 
 # -- lookup --------------------------------------------------------------------------------
@@ -91,15 +91,7 @@ CONTEXT_PARAMS = (
         aliases=("query", "q", "topic", "question", "goal", "text", "prompt"),
         max_length=2000,
     ),
-    Param(
-        "budget",
-        "integer",
-        "The most bytes (UTF-8) the briefing may take.",
-        default=4096,
-        aliases=("max_bytes", "bytes", "size", "budget_bytes", "limit"),
-        minimum=512,
-        maximum=65536,
-    ),
+    budget_param("briefing", default=4096, minimum=512, maximum=65536),
 )
 
 
@@ -125,17 +117,7 @@ CONTEXT = ToolSpec(
 
 # -- snapshot ------------------------------------------------------------------------------
 
-SNAPSHOT_PARAMS = (
-    Param(
-        "budget",
-        "integer",
-        "The most bytes (UTF-8) the summary may take.",
-        default=2048,
-        aliases=("max_bytes", "bytes", "size", "budget_bytes", "limit"),
-        minimum=256,
-        maximum=16384,
-    ),
-)
+SNAPSHOT_PARAMS = (budget_param("summary", default=2048, minimum=256, maximum=16384),)
 
 
 def run_snapshot(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
