@@ -1,4 +1,5 @@
-"""lore behind the same System interface as the baselines, plus a guarded import.
+"""lore behind the same System interface as the baselines, plus a guarded import, and
+`LoreVault`: lore on a real vault folder with its index at an explicit path (bench.realvault).
 
 lore is being written alongside this harness, so importing it may fail (not installed, half
 written). `import_lore()` never raises: it returns the module or the reason it is unusable,
@@ -201,6 +202,10 @@ class LoreVault:
                 }
             )
         return {**plan, "top": hits}
+
+    @property
+    def is_open(self) -> bool:
+        return self._vault is not None
 
     def close(self) -> None:
         if self._vault is not None:

@@ -43,8 +43,12 @@ def vault_lang(docs: Sequence[Doc]) -> str:
     return "zh" if cjk * 2 > len(docs) else "en"
 
 
-def pick_systems(requested: list[str] | None, lang: str) -> list[str]:
-    names = requested or ["lore", *(n for n, f in BASELINES.items() if lang in f().langs)]
+def pick_systems(requested: list[str] | None, lang: str, lore_ok: bool) -> list[str]:
+    default = [
+        *(["lore"] if lore_ok else []),
+        *(n for n, f in BASELINES.items() if lang in f().langs),
+    ]
+    names = requested or default
     unknown = [n for n in names if n != "lore" and n not in BASELINES]
     if unknown:
         raise SystemExit(f"unknown system(s) {unknown}; known: lore, {', '.join(BASELINES)}")
@@ -115,7 +119,7 @@ def run_vault(
     }
     print(f"== {name}: {lang}, {len(docs)} notes, {len(queries)} queries", file=sys.stderr)
     runs: dict[str, dict[str, list[str]]] = {}
-    for sys_name in pick_systems(systems, lang):
+    for sys_name in pick_systems(systems, lang, lore_mod is not None):
         result: dict[str, Any] = {"system": sys_name}
         try:
             if sys_name == "lore":
@@ -158,7 +162,7 @@ def run_vault(
     entry["per_query"] = per_query(queries, qrels, runs)
     entry["targets"] = targets(entry)
     lore = lore_out.get(name)
-    if lore is not None and lore._vault is not None:
+    if lore is not None and lore.is_open:
         entry["failures"] = failures(entry["per_query"], lore)
     return entry
 
@@ -272,6 +276,12 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _runs(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of runs")
+    return int(value)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.realvault", description=__doc__)
     p.add_argument("--vaults", type=_csv, default=list(data.VAULTS), help="comma-separated")
@@ -286,7 +296,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help=f"first {QUICK_PER_KIND} queries per kind, 3 CLI runs, no generated 10k vault",
     )
-    p.add_argument("--cli-runs", type=int, default=7, help="cold processes per measurement")
+    p.add_argument("--cli-runs", type=_runs, default=7, help="cold processes per measurement")
     p.add_argument("--no-cli", action="store_true", help="skip the cold-start measurements")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated 10k vault")
     p.add_argument("--no-write", action="store_true", help="print only, keep results/ as is")

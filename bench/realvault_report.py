@@ -46,8 +46,14 @@ def _kind_table(entry: dict[str, Any]) -> list[str]:
     return md_table(header, rows)
 
 
+def _num(value: float | None) -> str:
+    return str(value) if isinstance(value, int) else fmt(value)
+
+
 def _targets_table(entry: dict[str, Any]) -> list[str]:
-    rows = [[t["target"], fmt(t["value"]), fmt(t["limit"]), t["result"]] for t in entry["targets"]]
+    rows = [
+        [t["target"], _num(t["value"]), _num(t["limit"]), t["result"]] for t in entry["targets"]
+    ]
     return md_table(["target", "lore", "needs", "result"], rows)
 
 
@@ -158,7 +164,6 @@ def render(payload: dict[str, Any]) -> str:
     for entry in payload["vaults"]:
         lines += _vault_section(entry)
     lines += _cli_section(payload["cli"])
-    lines += _failures_section(payload["vaults"])
     kinds = "; ".join(f"`{k}`: {v}" for k, v in KINDS.items())
     lines += [
         "## Columns",
@@ -171,4 +176,5 @@ def render(payload: dict[str, Any]) -> str:
         f"{kinds}. Queries: `bench/realvault_queries/<vault>.jsonl`, written by hand.",
         "",
     ]
+    lines += _failures_section(payload["vaults"])  # last: a diagnosis by hand may follow it
     return "\n".join(lines)
