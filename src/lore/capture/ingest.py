@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..derive.summary import long_summary
 from ..errors import CaptureError
+from ..ingest.safe_read import FileRefused, open_regular, read_at_most
 from ..model import Skipped, SyncReport
 from .decode import UndecodableText, decode_bytes, looks_like_html
 from .dedupe import DedupeIndex
@@ -208,10 +209,8 @@ class _Run:
             path = Path(source).expanduser()
             if path.is_dir():
                 self.folder(path, source, progress)
-            elif path.is_file():
-                self.file(path, source)
             elif path.exists():
-                raise CaptureError(f"{source}: not a regular file or folder")
+                self.file(path, source)  # a FIFO or device is refused there, after open
             else:
                 raise CaptureError(
                     f"{source}: no such file or folder, and not an http(s) URL",
@@ -241,15 +240,26 @@ class _Run:
                 hint="lore ingests .md, .markdown, .txt, .html and .htm files",
             )
         try:
-            size = path.stat().st_size
-            if size > self.options.max_bytes:
-                raise CaptureError(
-                    f"{label}: larger than {size_text(self.options.max_bytes)}"
-                    f" ({size_text(size)}); nothing written"
-                )
-            data = path.read_bytes()
+            fd, st = open_regular(path)  # never waits on a FIFO or a device
+        except FileRefused as exc:
+            raise CaptureError(f"{label}: {exc}") from None
         except OSError as exc:
             raise CaptureError(f"{label}: cannot read: {exc.strerror or exc}") from None
+        try:
+            if st.st_size > self.options.max_bytes:
+                raise CaptureError(
+                    f"{label}: larger than {size_text(self.options.max_bytes)}"
+                    f" ({size_text(st.st_size)}); nothing written"
+                )
+            data = read_at_most(fd, self.options.max_bytes + 1)
+        except OSError as exc:
+            raise CaptureError(f"{label}: cannot read: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+        if len(data) > self.options.max_bytes:  # it grew while being read
+            raise CaptureError(
+                f"{label}: larger than {size_text(self.options.max_bytes)}; nothing written"
+            )
         try:
             text = decode_bytes(data, html=kind == "html")
         except UndecodableText as exc:
