@@ -40,7 +40,6 @@ def clamp_stat(value: int) -> int:
 def load_ignore(root: Path, skipped: list[Skipped] | None = None) -> IgnoreRules:
     """The vault's .loreignore (its first MAX_IGNORE_BYTES); lines that cannot be used
     are reported to `skipped`, the rest apply."""
-    lines: list[str] = []
     problems: list[str] = []
     try:
         fd, _stat = open_in_vault(root, IGNORE_FILE)
