@@ -217,15 +217,7 @@ def one_line(work: Path, n: int, rng: random.Random, out: dict[str, Any]) -> Non
     import lore
 
     root = work / "c4" / "vault"
-    root.mkdir(parents=True)
-    for i in range(8):
-        (root / f"n{i}.md").write_text(
-            f"---\ntags: [t{i % 2}]\ndate: 2026-11-0{i + 1}\n---\nalpha {i}\n"
-        )
-    source = root.parent / "source.md"
-    source.write_text("# Source\nalpha source\n")
-    with lore.open(root) as vault:
-        vault.sync()
+    source = bt.number_vault(root)
     values = bt.EDGE_VALUES + [
         str(rng.choice([-1, 1]) * 10 ** rng.randint(3, 40)) for _ in range(3)
     ]

@@ -42,6 +42,21 @@ TOML_SETTINGS = {
 }
 
 
+def number_vault(root: Path) -> Path:
+    """Index a small vault at `root` for the number sweeps; the file `lore ingest` is given
+    (beside the vault) is returned."""
+    root.mkdir(parents=True)
+    for i in range(8):
+        (root / f"n{i}.md").write_text(
+            f"---\ntags: [t{i % 2}]\ndate: 2026-11-0{i + 1}\n---\nalpha {i}\n"
+        )
+    source = root.parent / "source.md"
+    source.write_text("# Source\nalpha source\n")
+    with lore.open(root) as vault:
+        vault.sync()
+    return source
+
+
 def _commands(
     group: click.Group = main, path: tuple[str, ...] = ()
 ) -> Iterator[tuple[tuple[str, ...], click.Command]]:

@@ -171,15 +171,7 @@ def test_filter_and_query_caps_in_the_library(make_vault: MakeVault, open_vault:
 @pytest.fixture(scope="module")
 def number_vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("numbers") / "vault"
-    root.mkdir()
-    for i in range(8):
-        (root / f"n{i}.md").write_text(
-            f"---\ntags: [t{i % 2}]\ndate: 2026-11-0{i + 1}\n---\nalpha {i}\n"
-        )
-    source = root.parent / "source.md"
-    source.write_text("# Source\nalpha source\n")
-    with lore.open(root) as vault:
-        vault.sync()
+    source = bt.number_vault(root)
     return root, source
 
 

@@ -152,41 +152,43 @@ def fetch_url(
     return Fetched(final, text, _kind(media_type, text))
 
 
-def _inflater(coding: str, url: str) -> Any:
-    """A zlib decompressor for a Content-Encoding (None for none); "deflate" is decided
-    on the first bytes (zlib-wrapped, as the standard says, or raw, as some servers send)."""
-    coding = coding.strip().lower()
-    if coding in ("", "identity"):
-        return None
-    if coding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+_CODINGS = ("", "identity", "gzip", "x-gzip", "deflate")
+
+
+def _inflater(coding: str, first: bytes) -> Any:
+    """A zlib decompressor for a Content-Encoding, given the body's first bytes: "deflate"
+    is zlib-wrapped as the standard says (first byte 0x78) or raw, as some servers send."""
     if coding == "deflate":
-        return "deflate"
-    raise CaptureError(f"{url}: content encoding {coding!r} is not supported; nothing written")
+        return zlib.decompressobj(zlib.MAX_WBITS if first[:1] == b"x" else -zlib.MAX_WBITS)
+    return zlib.decompressobj(16 + zlib.MAX_WBITS)
 
 
 def read_body(chunks: Iterable[bytes], coding: str, url: str, max_bytes: int) -> bytes:
     """The body, decompressed as it arrives and never past `max_bytes` of output: a small
     compressed body that inflates to gigabytes (a "gzip bomb") stops at the limit, having
     held at most `max_bytes` + one chunk in memory."""
-    inflater = _inflater(coding, url)
+    coding = coding.strip().lower()
+    if coding not in _CODINGS:
+        raise CaptureError(f"{url}: content encoding {coding!r} is not supported; nothing written")
+    compressed = coding not in ("", "identity")
+    inflater = None
     out: list[bytes] = []
     size = received = 0
     try:
         for chunk in chunks:
+            if not chunk:
+                continue
             received += len(chunk)
             if received > max_bytes:
                 raise _too_large(url, max_bytes)
-            if inflater == "deflate":
-                inflater = zlib.decompressobj(
-                    zlib.MAX_WBITS if chunk[:1] == b"x" else -zlib.MAX_WBITS
-                )
-            piece = chunk if inflater is None else inflater.decompress(chunk, max_bytes - size + 1)
-            size += len(piece)
+            if compressed:
+                inflater = inflater or _inflater(coding, chunk)
+                chunk = inflater.decompress(chunk, max_bytes - size + 1)
+            size += len(chunk)
             if size > max_bytes:
                 raise _too_large(url, max_bytes)
-            out.append(piece)
-        if inflater is not None and inflater != "deflate":
+            out.append(chunk)
+        if inflater is not None:
             out.append(inflater.flush())
             if size + len(out[-1]) > max_bytes:
                 raise _too_large(url, max_bytes)
