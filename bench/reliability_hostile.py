@@ -300,16 +300,21 @@ def _full_disk(root: Path, rng: random.Random) -> str | None:
 
 
 class ScriptServer:
-    """A loopback TCP server: each connection gets the next script, a list of (bytes,
-    delay before sending) pairs; `connections` counts what reached it."""
+    """A loopback TCP server playing a script per request path: a list of (bytes, delay
+    before sending) pairs; `connections` counts what reached it."""
 
     def __init__(self) -> None:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.scripts: list[list[tuple[bytes, float]]] = []
+        self.scripts: dict[str, list[tuple[bytes, float]]] = {}
         self.connections = 0
         self.stop = threading.Event()
         threading.Thread(target=self._serve, daemon=True).start()
+
+    def add(self, script: list[tuple[bytes, float]]) -> str:
+        path = f"/case{len(self.scripts)}"
+        self.scripts[path] = script
+        return f"http://127.0.0.1:{self.port}{path}"
 
     def _serve(self) -> None:
         while not self.stop.is_set():
@@ -318,14 +323,14 @@ class ScriptServer:
             except OSError:
                 return
             self.connections += 1
-            script = self.scripts.pop(0) if self.scripts else []
-            threading.Thread(target=self._play, args=(conn, script), daemon=True).start()
+            threading.Thread(target=self._play, args=(conn,), daemon=True).start()
 
-    def _play(self, conn: socket.socket, script: list[tuple[bytes, float]]) -> None:
+    def _play(self, conn: socket.socket) -> None:
         with conn:
             try:
-                conn.recv(65536)
-                for data, delay in script:
+                request = conn.recv(65536).split(b" ", 2)
+                path = request[1].decode("ascii", "replace") if len(request) > 1 else ""
+                for data, delay in self.scripts.get(path, []):
                     if self.stop.wait(delay):
                         return
                     conn.sendall(data)
@@ -372,25 +377,25 @@ def _bomb(coding: str, output: int) -> bytes:
 
 def network(n: int, rng: random.Random, out: dict[str, Any]) -> None:
     server = ScriptServer()
-    url = f"http://127.0.0.1:{server.port}/"
-    headers = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n"
+    headers = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n"
     try:
         for _ in range(n):
-            if rng.random() < 0.5:  # the headers themselves, a byte at a time
-                script = [(headers[i : i + 1], 0.002) for i in range(len(headers))]
-            else:
-                script = [(headers, 0.0)] + [(b"x" * rng.randint(1, 20), 0.002)] * 20000
-            server.scripts.append(script)
+            if rng.random() < 0.5:  # endless headers, a byte at a time
+                padded = headers + b"X-Pad: " + b"y" * 20000
+                script = [(padded[i : i + 1], 0.002) for i in range(len(padded))]
+            else:  # a body of 100,000 bytes sent a few at a time
+                script = [(headers + b"\r\n", 0.0)] + [(b"x" * rng.randint(1, 4), 0.002)] * 25000
             clock = _ticking(rng.uniform(0.5, 5))
-            failure = _refused(url, "took longer than", timeout=rng.uniform(0.5, 30), clock=clock)
+            failure = _refused(
+                server.add(script), "took longer than", timeout=rng.uniform(0.5, 30), clock=clock
+            )
             _count(out, "5 waits: dripping servers end at the deadline", failure)
         worst = 0
         name = "8 addresses: compression bombs stop at the limit"
         for _ in range(max(n // 5, 4)):
             limit = rng.choice([1, 4, 10]) * 1024 * 1024
-            server.scripts.append(
-                [(_bomb(rng.choice(["gzip", "deflate"]), rng.choice([64, 256, 512]) << 20), 0.0)]
-            )
+            body = _bomb(rng.choice(["gzip", "deflate"]), rng.choice([64, 256, 512]) << 20)
+            url = server.add([(body, 0.0)])
             tracemalloc.start()
             failure = _refused(url, "larger than", max_bytes=limit)
             peak = tracemalloc.get_traced_memory()[1]
