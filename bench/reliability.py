@@ -38,6 +38,8 @@ sys.path.insert(0, str(REPO_ROOT / "tests" / "reliability"))
 import fuzz_targets as ft  # noqa: E402 - test support shared with tests/reliability
 import reliability_harness as h  # noqa: E402
 
+from bench.reliability_hostile import failures as hostile_failures  # noqa: E402
+from bench.reliability_hostile import hostile, render_hostile  # noqa: E402
 from bench.reliability_kills import embed_kills, index_kills, remember_kills  # noqa: E402
 
 
@@ -299,6 +301,8 @@ def render(info: dict[str, Any], r: dict[str, Any]) -> str:
                 for f in (r.get(key) or {}).get("failures", [])]  # fmt: skip
     if failures:
         lines += ["## Failures", ""] + [f"- {f}" for f in failures[:20]] + [""]
+    if r.get("hostile"):
+        lines += render_hostile(r["hostile"])
     if ix:
         lines += [
             "## Kill outcomes",
@@ -338,6 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--fuzz", type=int, default=2000, help="examples per fast fuzz target")
     p.add_argument("--readers", type=int, default=4)
     p.add_argument("--seconds", type=float, default=8.0, help="length of each concurrency phase")
+    p.add_argument("--hostile", type=int, default=200, help="generated inputs per #13 class")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="small sizes, to try the harness")
     p.add_argument(
@@ -351,6 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.quick:
         args.notes, args.kills, args.side_kills, args.fuzz, args.seconds = 200, 6, 2, 100, 3.0
+        args.hostile = 20
     info = run_info("bench.reliability")
     results: dict[str, Any] = {
         "args": {k: v if not isinstance(v, Path) else str(v) for k, v in vars(args).items()}
@@ -367,6 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["fuzz"] = fuzz(work, args.fuzz)
         log("== concurrency")
         results["concurrency"] = concurrency(work, args.notes, args.readers, args.seconds)
+        log("== hostile inputs (issue 13)")
+        results["hostile"] = hostile(work, args.hostile, args.seed)
         results["scale"] = scale_figures(args.scale_result)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -375,10 +383,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_write:
         md_path, json_path = write_outputs("reliability", markdown, {**info, **results})
         log(f"wrote {md_path} and {json_path}")
-    failed = any(
-        (results.get(k) or {}).get("failures")
-        for k in ("index_kills", "embed_kills", "remember_kills")
-    ) or any(v["failure"] for v in results["fuzz"].values())
+    failed = (
+        any(
+            (results.get(k) or {}).get("failures")
+            for k in ("index_kills", "embed_kills", "remember_kills")
+        )
+        or any(v["failure"] for v in results["fuzz"].values())
+        or hostile_failures(results["hostile"]) > 0
+    )
     return 1 if failed else 0
 
 

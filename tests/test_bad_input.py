@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from conftest import indexed_paths, one_line_naming, write_files
@@ -212,47 +212,27 @@ def test_file_deleted_between_scan_and_read(
     assert_good_notes_kept(vault)
 
 
-class _GrowingFile:
-    """A real file handle whose read() appends to the file on disk, as a writer would."""
-
-    def __init__(self, handle: IO[bytes], path: str) -> None:
-        self._handle = handle
-        self._path = path
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._handle.read(size)
-        with builtins.open(self._path, "ab") as writer:
-            writer.write(b"\nmore text being typed")
-        return data
-
-    def fileno(self) -> int:
-        return self._handle.fileno()
-
-    def __enter__(self) -> _GrowingFile:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._handle.close()
-
-
-def _open_growing(name: str, times: int) -> Callable[..., Any]:
+def _read_growing(path: Path, times: int) -> Callable[[int, int], bytes]:
+    """sync's read_at_most, appending to `path` on disk after reading it, as a writer
+    typing into the note would (the first `times` reads)."""
     remaining = [times]
 
-    def fake_open(path: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        handle = builtins.open(path, mode, *args, **kwargs)
-        if Path(path).name == name and remaining[0] > 0:
+    def read(fd: int, limit: int) -> bytes:
+        data = os.read(fd, limit)
+        if remaining[0] > 0 and os.fstat(fd).st_ino == path.stat().st_ino:
             remaining[0] -= 1
-            return _GrowingFile(handle, str(path))
-        return handle
+            with builtins.open(path, "ab") as writer:
+                writer.write(b"\nmore text being typed")
+        return data
 
-    return fake_open
+    return read
 
 
 def test_file_changing_while_read_is_skipped(
     make_vault: MakeVault, open_vault: OpenVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = vault_with(make_vault, {"busy.md": "being edited"})
-    monkeypatch.setattr(sync_mod, "open", _open_growing("busy.md", times=99), raising=False)
+    monkeypatch.setattr(sync_mod, "read_at_most", _read_growing(root / "busy.md", times=99))
     vault = open_vault(root)
     report = vault.sync()
     assert "changed while being read" in entry(report.skipped, "busy.md")
@@ -264,7 +244,7 @@ def test_file_changing_once_while_read_is_reread(
     make_vault: MakeVault, open_vault: OpenVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = vault_with(make_vault, {"busy.md": "being edited"})
-    monkeypatch.setattr(sync_mod, "open", _open_growing("busy.md", times=1), raising=False)
+    monkeypatch.setattr(sync_mod, "read_at_most", _read_growing(root / "busy.md", times=1))
     vault = open_vault(root)
     report = vault.sync()
     assert "busy.md" in report.added

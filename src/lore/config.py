@@ -12,6 +12,7 @@ from typing import Any
 from .errors import ConfigError
 
 CONFIG_FILE = Path(".lore") / "config.toml"
+MAX_FILE_BYTES_LIMIT = 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -88,16 +89,19 @@ _ENV = {
 CHANNELS = ("vec", "fts", "tag", "priority", "recency")
 
 
-def _weights(value: Any) -> dict[str, float]:
+MAX_WEIGHT = 100.0
+
+
+def _weights(value: Any, known: tuple[str, ...] = CHANNELS) -> dict[str, float]:
     if isinstance(value, str):
         pairs = (item.split("=", 1) for item in value.split(",") if item.strip())
         value = {k.strip(): v for k, v in pairs}
-    weights = {str(k): float(v) for k, v in dict(value).items()}
-    unknown = set(weights) - set(CHANNELS)
+    weight = number_in(float, 0.0, MAX_WEIGHT)
+    weights = {str(k): weight(v) for k, v in dict(value).items()}
+    unknown = set(weights) - set(known)
     if unknown:
-        raise ValueError(f"unknown channel(s) {', '.join(sorted(unknown))}; use {CHANNELS}")
-    if any(w < 0 for w in weights.values()):
-        raise ValueError("weights cannot be negative")
+        names, allowed = ", ".join(sorted(unknown)), ", ".join(known)
+        raise ValueError(f"unknown name(s) {names}; use {allowed}")
     return weights
 
 
@@ -111,11 +115,24 @@ def _choice(*allowed: str) -> Any:
     return check
 
 
-def _positive(kind: Any) -> Any:
+def number_in(
+    kind: type[int] | type[float], low: float, high: float, *, open_low: bool = False
+) -> Any:
+    """A checker for a number in [low, high] ((low, high] with `open_low`): every number
+    a user can set has a range, so no setting can make lore run or allocate without end.
+    NaN, infinities and booleans are refused."""
+
     def check(value: Any) -> Any:
-        number = kind(value)
-        if number <= 0:
-            raise ValueError("must be positive")
+        if isinstance(value, bool):
+            raise ValueError("must be a number")
+        number = float(value) if kind is float else value
+        if kind is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError("must be a whole number")
+            number = int(value)
+        inside = (low < number if open_low else low <= number) and number <= high
+        if not inside:  # also NaN
+            raise ValueError(f"must be in {'(' if open_low else '['}{low:g}, {high:g}]")
         return number
 
     return check
@@ -158,14 +175,14 @@ _SEMANTIC: dict[str, Any] = {
     "embed_base_url": _text_or_none,
     "llm_model": _text_or_none,
     "llm_base_url": _text_or_none,
-    "embed_batch": _positive(int),
-    "embed_timeout": _positive(float),
-    "llm_timeout": _positive(float),
+    "embed_batch": number_in(int, 1, 4096),
+    "embed_timeout": number_in(float, 0, 3600, open_low=True),
+    "llm_timeout": number_in(float, 0, 3600, open_low=True),
     "embed_input_type": parse_flag,
     "embed_query_prefix": str,
     "embed_passage_prefix": str,
     "tag_vec_fraction": _fraction,
-    "tag_log_alpha": float,
+    "tag_log_alpha": number_in(float, 0, 1000, open_low=True),
     "query_tags": _tag_range,
     **{f"score_weights_mode{n}": _weights for n in range(1, 5)},
 }
@@ -180,18 +197,9 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
                 raise ValueError("a path cannot contain NUL")
             return Path(str(value)).expanduser()
         if name == "max_file_bytes":
-            number = int(value)
-            if number < 1024:
-                raise ValueError("must be at least 1024")
-            return number
+            return number_in(int, 1024, MAX_FILE_BYTES_LIMIT)(value)
         if name == "field_weights":
-            if isinstance(value, str):
-                pairs = (item.split("=", 1) for item in value.split(",") if item.strip())
-                value = {k.strip(): v for k, v in pairs}
-            weights = {str(k): float(v) for k, v in dict(value).items()}
-            unknown = set(weights) - {"title", "tags", "summary", "body"}
-            if unknown:
-                raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
+            weights = _weights(value, ("title", "tags", "summary", "body"))
             return {**Settings().field_weights, **weights}
         if name == "heuristic_tags":
             if str(value) not in {"auto", "on", "off"}:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         Snapshot,
     )
 from .retrieve.hybrid import hybrid_search
+from .retrieve.query import check_query
 from .retrieve.search import SearchOptions, make_filters
 from .store.sqlite import SqliteStore, default_db_path
 
@@ -168,6 +169,7 @@ class Vault:
         overrides the fuser ("weighted" or "rrf"). `principal` limits everything to the
         paths its access rules allow; `expand_aliases` also searches the other spellings of
         entities the query names (lore.memory)."""
+        check_query(query)
         tag_list = [tags] if isinstance(tags, str) else list(tags or [])
         if tag:
             tag_list.append(tag)

@@ -93,7 +93,7 @@ def test_flags_and_environment(vault: Path) -> None:
     assert json.loads(tolerant.stdout)["params"]["stability_tolerance"] == 0.05
     bad = lore("clusters", "build", vault, "--min-size", "0")
     assert bad.returncode == 1
-    one_line_naming(bad.stderr.strip(), "min_size", "at least 1")
+    one_line_naming(bad.stderr.strip(), "min_size", "from 1 to 100,000")
     bad_env = lore("clusters", "build", vault, env={"LORE_INTEREST_TAG_WEIGHT": "2"})
     assert bad_env.returncode == 1
     one_line_naming(bad_env.stderr.strip(), "LORE_INTEREST_TAG_WEIGHT")

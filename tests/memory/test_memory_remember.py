@@ -134,7 +134,7 @@ def test_remember_replaces_the_note_whole_and_leaves_no_temporary_file(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(lore.PathError, match=r"^memory/2026-11-21\.md: cannot write: No space"):
         vault.remember("第二条结论", at=AT + dt.timedelta(seconds=1))
     assert note.read_bytes() == before
     monkeypatch.undo()

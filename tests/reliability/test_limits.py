@@ -209,11 +209,11 @@ _TERMS = [
 
 
 def _brute_force(matches: list[snippet.Match], width: int) -> tuple[int, int]:
-    """The definition: the window [lo, hi) starting at each match, best by the weight of its
-    distinct terms, earliest on ties."""
+    """The definition: the window [lo, hi) starting at each match (holding at least that
+    match), best by the weight of its distinct terms, earliest on ties."""
     best = (-1.0, 0, 0)
     for lo in range(len(matches)):
-        hi = lo
+        hi = lo + 1
         while hi < len(matches) and matches[hi].end - matches[lo].start <= width:
             hi += 1
         distinct = {m.term for m in matches[lo:hi]}

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import lore
-from lore.retrieve.query import MAX_TERMS, plan
+from lore.retrieve.query import MAX_QUERY_CHARS, MAX_TERMS, plan
 
 VAULT_FILES = {
     "rules/客户去重规则 v2.md": (
@@ -130,9 +130,17 @@ def test_nasty_strings_plan_queries_fts5_accepts(
 @settings(max_examples=100)
 @given(queries)
 @example("")
-@example("x" * 10_000)
+@example("x" * MAX_QUERY_CHARS)
+@example("客户" * (MAX_QUERY_CHARS // 2))
+@example("x" * (MAX_QUERY_CHARS + 1))
 def test_search_accepts_any_string(index: tuple[lore.Vault, apsw.Connection], text: str) -> None:
+    """Any string up to MAX_QUERY_CHARS is searched; a longer one is refused in one line,
+    by the library, so the Python API has the cap the CLI and MCP have."""
     vault, _con = index
+    if len(text) > MAX_QUERY_CHARS:
+        with pytest.raises(lore.QueryError, match=f"; at most {MAX_QUERY_CHARS:,} "):
+            vault.search(text)
+        return
     result = vault.search(text)
     assert result.query == text
     assert bool(result) or result.reason

@@ -1,9 +1,11 @@
 """Get a page: over HTTP with httpx (the `capture` extra), or through the user's own scraper.
 
 The built-in fetch follows redirects (at most 10), refuses bodies larger than `max_bytes`
-(by Content-Length before reading, and while streaming), gives up when no byte arrives for
-`timeout` seconds or the whole download takes longer than four times that, and decodes the
-body with the charset from the headers or the page's own `<meta>` (see decode.py).
+(by Content-Length before reading, and while streaming and inflating gzip/deflate), gives
+up when no byte arrives for `timeout` seconds or the whole fetch takes longer than four
+times that (a deadline every socket operation honours, see guard.py), can refuse local and
+private addresses (`allow_private=False`), and decodes the body with the charset from the
+headers or the page's own `<meta>` (see decode.py).
 
 `LORE_SCRAPE_CMD` replaces it: the command is run with the URL as its last argument and must
 print the page (HTML or Markdown) on stdout and exit 0, within the same time and size limits.
@@ -16,7 +18,10 @@ import shlex
 import subprocess
 import threading
 import time
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .. import __version__
 from ..errors import CaptureError
@@ -24,9 +29,12 @@ from .decode import UndecodableText, decode_bytes, header_charset, looks_like_ht
 
 DEFAULT_TIMEOUT = 15.0
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+MAX_TIMEOUT = 3600.0  # the ranges of --timeout and --max-size (CaptureOptions checks them)
+MAX_BYTES_LIMIT = 1024 * 1024 * 1024
 MAX_REDIRECTS = 10
 USER_AGENT = f"Mozilla/5.0 (compatible; lore/{__version__}; local-first knowledge base)"
 _CHUNK = 64 * 1024
+Clock = Callable[[], float]
 _TEXT_TYPES = (
     "text/html",
     "application/xhtml+xml",
@@ -66,9 +74,19 @@ def _kind(media_type: str, text: str) -> str:
 
 
 def fetch_url(
-    url: str, *, timeout: float = DEFAULT_TIMEOUT, max_bytes: int = DEFAULT_MAX_BYTES
+    url: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    allow_private: bool = True,
+    clock: Clock = time.monotonic,
 ) -> Fetched:
-    """Download `url` with httpx and decode it; CaptureError on any failure."""
+    """Download `url` with httpx and decode it; CaptureError on any failure.
+
+    The whole fetch (connect, redirects, headers, body) ends within 4 × `timeout` seconds
+    by `clock`; no read waits longer than `timeout`. `allow_private=False` refuses hosts
+    that resolve to loopback, private or link-local addresses, after every redirect (see
+    lore.capture.guard)."""
     try:
         import httpx
     except ImportError:
@@ -76,14 +94,21 @@ def fetch_url(
             f"{url}: fetching web pages needs the capture extra",
             hint="pip install 'lore[capture]', or set LORE_SCRAPE_CMD",
         ) from None
-    deadline = time.monotonic() + 4 * timeout
+    from .guard import Deadline, RefusedAddress, guarded_transport
+
+    deadline = Deadline(4 * timeout, clock)
     try:
         with (
             httpx.Client(
+                transport=guarded_transport(url, deadline, allow_private=allow_private),
                 follow_redirects=True,
                 max_redirects=MAX_REDIRECTS,
                 timeout=httpx.Timeout(timeout),
-                headers={"User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.8"},
+                headers={
+                    "User-Agent": USER_AGENT,
+                    "Accept": "text/html,*/*;q=0.8",
+                    "Accept-Encoding": "gzip, deflate",  # the ones inflated here, bounded
+                },
             ) as client,
             client.stream("GET", url) as response,
         ):
@@ -98,18 +123,18 @@ def fetch_url(
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_bytes:
                 raise _too_large(url, max_bytes, int(declared))
-            chunks: list[bytes] = []
-            received = 0
-            for chunk in response.iter_bytes(_CHUNK):
-                received += len(chunk)
-                if received > max_bytes:
-                    raise _too_large(url, max_bytes)
-                if time.monotonic() > deadline:
-                    raise CaptureError(
-                        f"{url}: the download took longer than {4 * timeout:g} s; nothing written"
-                    )
-                chunks.append(chunk)
+            coding = response.headers.get("content-encoding", "")
+            data = read_body(response.iter_raw(_CHUNK), coding, url, max_bytes)
+    except RefusedAddress as exc:
+        raise CaptureError(
+            f"{url}: {exc}", hint="the operator can allow private addresses"
+        ) from None
     except httpx.TimeoutException:
+        if deadline.expired:
+            raise CaptureError(
+                f"{url}: the download took longer than {4 * timeout:g} s; nothing written",
+                hint="try again, or raise --timeout",
+            ) from None
         raise CaptureError(
             f"{url}: no response within {timeout:g} s (timed out); nothing written",
             hint="try again, or raise --timeout",
@@ -120,12 +145,58 @@ def fetch_url(
         raise CaptureError(f"{url}: redirected to an unsupported address ({exc})") from None
     except httpx.HTTPError as exc:
         raise CaptureError(f"{url}: {_http_reason(exc)}; nothing written") from None
-    data = b"".join(chunks)
     try:
         text = decode_bytes(data, header_charset(content_type), html=media_type != "text/plain")
     except UndecodableText as exc:
         raise CaptureError(f"{url}: {exc}; nothing written") from None
     return Fetched(final, text, _kind(media_type, text))
+
+
+_CODINGS = ("", "identity", "gzip", "x-gzip", "deflate")
+
+
+def _inflater(coding: str, first: bytes) -> Any:
+    """A zlib decompressor for a Content-Encoding, given the body's first bytes: "deflate"
+    is zlib-wrapped as the standard says (first byte 0x78) or raw, as some servers send."""
+    if coding == "deflate":
+        return zlib.decompressobj(zlib.MAX_WBITS if first[:1] == b"x" else -zlib.MAX_WBITS)
+    return zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+
+def read_body(chunks: Iterable[bytes], coding: str, url: str, max_bytes: int) -> bytes:
+    """The body, decompressed as it arrives and never past `max_bytes` of output: a small
+    compressed body that inflates to gigabytes (a "gzip bomb") stops at the limit, having
+    held at most `max_bytes` + one chunk in memory."""
+    coding = coding.strip().lower()
+    if coding not in _CODINGS:
+        raise CaptureError(f"{url}: content encoding {coding!r} is not supported; nothing written")
+    compressed = coding not in ("", "identity")
+    inflater = None
+    out: list[bytes] = []
+    size = received = 0
+    try:
+        for chunk in chunks:
+            if not chunk:
+                continue
+            received += len(chunk)
+            if received > max_bytes:
+                raise _too_large(url, max_bytes)
+            if compressed:
+                inflater = inflater or _inflater(coding, chunk)
+                chunk = inflater.decompress(chunk, max_bytes - size + 1)
+            size += len(chunk)
+            if size > max_bytes:
+                raise _too_large(url, max_bytes)
+            out.append(chunk)
+        if inflater is not None:
+            out.append(inflater.flush())
+            if size + len(out[-1]) > max_bytes:
+                raise _too_large(url, max_bytes)
+    except zlib.error as exc:
+        raise CaptureError(
+            f"{url}: the compressed body is damaged ({exc}); nothing written"
+        ) from None
+    return b"".join(out)
 
 
 def _http_reason(exc: Exception) -> str:

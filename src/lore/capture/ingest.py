@@ -16,12 +16,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..derive.summary import long_summary
-from ..errors import CaptureError
+from ..errors import CaptureError, ConfigError
+from ..ingest.safe_read import FileRefused, open_regular, read_at_most
 from ..model import Skipped, SyncReport
 from .decode import UndecodableText, decode_bytes, looks_like_html
 from .dedupe import DedupeIndex
 from .extract import Extracted, extract_html, extract_markdown, extract_text
-from .fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, fetch_url, scrape_url, size_text
+from .fetch import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_TIMEOUT,
+    MAX_BYTES_LIMIT,
+    MAX_TIMEOUT,
+    fetch_url,
+    scrape_url,
+    size_text,
+)
 from .notes import note_stem, render_note, write_note
 from .urls import check_url, clean_url, guess_platform, looks_like_url
 
@@ -48,6 +57,17 @@ class CaptureOptions:
     force: bool = False  # capture again even when already in the vault (a new note)
     timeout: float = DEFAULT_TIMEOUT
     max_bytes: int = DEFAULT_MAX_BYTES
+    # False for callers who are not the machine's owner (lore's server): refuse URLs whose
+    # host is or resolves to a loopback, private or link-local address, also after redirects.
+    allow_private: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 < self.timeout <= MAX_TIMEOUT:  # also NaN
+            raise ConfigError(f"--timeout: {self.timeout!r} is not in (0, {MAX_TIMEOUT:g}] seconds")
+        if not 1 <= self.max_bytes <= MAX_BYTES_LIMIT:
+            raise ConfigError(
+                f"--max-size: {self.max_bytes!r} bytes is not in [1, {MAX_BYTES_LIMIT:,}]"
+            )
 
 
 @dataclass(frozen=True)
@@ -208,10 +228,8 @@ class _Run:
             path = Path(source).expanduser()
             if path.is_dir():
                 self.folder(path, source, progress)
-            elif path.is_file():
-                self.file(path, source)
             elif path.exists():
-                raise CaptureError(f"{source}: not a regular file or folder")
+                self.file(path, source)  # a FIFO or device is refused there, after open
             else:
                 raise CaptureError(
                     f"{source}: no such file or folder, and not an http(s) URL",
@@ -224,10 +242,20 @@ class _Run:
             return
         command = self.vault.settings.scrape_cmd
         opts = self.options
+        if command and not opts.allow_private:
+            raise CaptureError(
+                f"{url}: LORE_SCRAPE_CMD is not used where private addresses are refused"
+                " (its connections cannot be checked); nothing written"
+            )
         if command:
             page = scrape_url(url, command, timeout=opts.timeout, max_bytes=opts.max_bytes)
         else:
-            page = fetch_url(url, timeout=opts.timeout, max_bytes=opts.max_bytes)
+            page = fetch_url(
+                url,
+                timeout=opts.timeout,
+                max_bytes=opts.max_bytes,
+                allow_private=opts.allow_private,
+            )
         if page.url != url and self._known(given, page.url):
             return
         extracted = self._extract(page.text, page.kind, page.url, given)
@@ -241,15 +269,26 @@ class _Run:
                 hint="lore ingests .md, .markdown, .txt, .html and .htm files",
             )
         try:
-            size = path.stat().st_size
-            if size > self.options.max_bytes:
-                raise CaptureError(
-                    f"{label}: larger than {size_text(self.options.max_bytes)}"
-                    f" ({size_text(size)}); nothing written"
-                )
-            data = path.read_bytes()
+            fd, st = open_regular(path)  # never waits on a FIFO or a device
+        except FileRefused as exc:
+            raise CaptureError(f"{label}: {exc}") from None
         except OSError as exc:
             raise CaptureError(f"{label}: cannot read: {exc.strerror or exc}") from None
+        try:
+            if st.st_size > self.options.max_bytes:
+                raise CaptureError(
+                    f"{label}: larger than {size_text(self.options.max_bytes)}"
+                    f" ({size_text(st.st_size)}); nothing written"
+                )
+            data = read_at_most(fd, self.options.max_bytes + 1)
+        except OSError as exc:
+            raise CaptureError(f"{label}: cannot read: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+        if len(data) > self.options.max_bytes:  # it grew while being read
+            raise CaptureError(
+                f"{label}: larger than {size_text(self.options.max_bytes)}; nothing written"
+            )
         try:
             text = decode_bytes(data, html=kind == "html")
         except UndecodableText as exc:

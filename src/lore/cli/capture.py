@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1),
+    type=click.FloatRange(0.1, 3600.0),  # capture.fetch.MAX_TIMEOUT, checked there too
     default=15.0,
     show_default=True,
     help="Seconds to wait for a page to respond (the whole download: 4x this).",
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 @click.option(
     "--max-size",
     "max_size",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 1024),  # capture.fetch.MAX_BYTES_LIMIT, in MB
     default=10,
     show_default=True,
     help="Largest page or file to take, in MB.",
@@ -95,14 +95,14 @@ def ingest_cmd(
 @click.argument("vault", required=False, type=click.Path())
 @click.option(
     "--debounce",
-    type=click.FloatRange(min=0.0),
+    type=click.FloatRange(0.0, 3600.0),
     default=0.5,
     show_default=True,
     help="Sync once no file has changed for this many seconds.",
 )
 @click.option(
     "--interval",
-    type=click.FloatRange(min=0.05),
+    type=click.FloatRange(0.05, 3600.0),
     default=1.0,
     show_default=True,
     help="Seconds between looks at the files when polling.",
@@ -111,7 +111,7 @@ def ingest_cmd(
 @click.option("--once", is_flag=True, help="Exit after the first batch of changes is synced.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.0),
+    type=click.FloatRange(0.0, 365 * 24 * 3600.0),
     default=None,
     help="Stop after this many seconds.",
 )

@@ -24,7 +24,8 @@ from pathlib import Path
 from ..derive.fields import distinct_terms, fts_fields
 from ..derive.summary import long_summary
 from ..ingest.parse import parse_note
-from ..ingest.scan import FileStat, scan_vault
+from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
+from ..ingest.scan import FileStat, clamp_stat, scan_vault
 from ..memory.derive import derive_memory, memory_stale
 from ..model import Skipped, SyncReport
 from ..store.sqlite import TOKENIZER_VERSION, NoteRow, SqliteStore, StoredStat, Unreadable
@@ -46,23 +47,28 @@ class NoteBytes:
     truncated: bool
 
 
-def read_note_bytes(path: Path, max_bytes: int) -> NoteBytes:
-    """Read a note, at most `max_bytes`, making sure it did not change while being read."""
+def read_note_bytes(root: Path, rel: str, max_bytes: int) -> NoteBytes:
+    """Read a note, at most `max_bytes`, making sure it did not change while being read.
+    Opened relative to the vault without following a link planted since the scan, and never
+    a FIFO, socket or device (see lore.ingest.safe_read)."""
     for _attempt in range(2):
         try:
-            with open(path, "rb") as handle:
-                before = os.fstat(handle.fileno())
-                data = handle.read(max_bytes)
-                after = os.fstat(handle.fileno())
+            fd, before = open_in_vault(root, rel)
+            try:
+                data = read_at_most(fd, max_bytes)
+                after = os.fstat(fd)
+            finally:
+                os.close(fd)
+        except FileRefused as exc:
+            raise UnreadableNote(str(exc)) from None
         except FileNotFoundError:
             raise UnreadableNote("vanished during the sync; will be removed next time") from None
-        except IsADirectoryError:
-            raise UnreadableNote("is a folder, not a file") from None
         except OSError as exc:
             raise UnreadableNote(f"cannot read: {exc.strerror or exc}") from None
         stable = (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size)
         if stable and (len(data) == after.st_size or len(data) == max_bytes):
-            return NoteBytes(data, after.st_mtime_ns, after.st_size, after.st_size > len(data))
+            mtime_ns = clamp_stat(after.st_mtime_ns)
+            return NoteBytes(data, mtime_ns, after.st_size, after.st_size > len(data))
     raise UnreadableNote("changed while being read; will be indexed by the next sync")
 
 
@@ -82,8 +88,7 @@ def decode_note(raw: NoteBytes) -> str:
 def derive_row(
     rel_path: str, raw: NoteBytes, text: str, digest: str, max_file_bytes: int
 ) -> tuple[NoteRow, list[str]]:
-    mtime_date = dt.datetime.fromtimestamp(raw.mtime_ns / 1e9).date().isoformat()
-    note = parse_note(text, rel_path, mtime_date)
+    note = parse_note(text, rel_path, _mtime_date(raw.mtime_ns))
     fm = note.frontmatter
     summary = long_summary(note.body)
     all_tags = [(t, "frontmatter") for t in note.tags] + [(t, "inline") for t in note.inline_tags]
@@ -119,6 +124,15 @@ def derive_row(
         fts=fts_fields(note.title, fm, [t for t, _origin in all_tags], summary, note.body),
     )
     return row, problems
+
+
+def _mtime_date(mtime_ns: int) -> str:
+    """The local date of a modification time; a time no calendar date can hold (a file
+    dated past the year 9999 or before 1) gives the nearest one, never an error."""
+    try:
+        return dt.datetime.fromtimestamp(mtime_ns / 1e9).date().isoformat()
+    except (OverflowError, OSError, ValueError):
+        return dt.date.max.isoformat() if mtime_ns > 0 else dt.date.min.isoformat()
 
 
 def _storable_int(value: object) -> bool:
@@ -162,7 +176,7 @@ class _Sync:
     def take(self, stat: FileStat, previous: StoredStat | None, bad: Unreadable | None) -> None:
         store = self.store
         try:
-            raw = read_note_bytes(self.root / stat.path, self.max_file_bytes)
+            raw = read_note_bytes(self.root, stat.path, self.max_file_bytes)
             digest = hashlib.sha256(raw.data).hexdigest()
             if raw.truncated:
                 digest = f"{digest}+{raw.size}"

@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
 from ..model import Skipped
+from .ignore import IgnoreRules
+from .safe_read import FileRefused, kind_of, open_in_vault, read_at_most
 
 NOTE_SUFFIXES = (".md", ".markdown")
 ALWAYS_IGNORED_DIRS = frozenset({".lore", ".git", ".obsidian", ".trash", ".hg", ".svn"})
 IGNORE_FILE = ".loreignore"
+MAX_IGNORE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +28,38 @@ class FileStat:
     size: int
 
 
-def load_ignore(root: Path) -> pathspec.GitIgnoreSpec:
-    ignore_file = root / IGNORE_FILE
-    lines: list[str] = []
-    if ignore_file.is_file():
-        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def clamp_stat(value: int) -> int:
+    """A stat value (mtime in ns, size) as SQLite can store it: a file dated after 2262 or
+    before 1677 has an mtime in ns past 64 bits, and must not stop the sync."""
+    return min(max(value, _INT64[0]), _INT64[1])
+
+
+def load_ignore(root: Path, skipped: list[Skipped] | None = None) -> IgnoreRules:
+    """The vault's .loreignore (its first MAX_IGNORE_BYTES); lines that cannot be used
+    are reported to `skipped`, the rest apply."""
+    problems: list[str] = []
+    try:
+        fd, _stat = open_in_vault(root, IGNORE_FILE)
+        try:
+            data = read_at_most(fd, MAX_IGNORE_BYTES + 1)
+        finally:
+            os.close(fd)
+    except FileNotFoundError:
+        data = b""
+    except (FileRefused, OSError) as exc:
+        data = b""
+        problems.append(f"not read: {exc}")
+    if len(data) > MAX_IGNORE_BYTES:
+        data = data[:MAX_IGNORE_BYTES]
+        problems.append(f"larger than {MAX_IGNORE_BYTES:,} bytes; only its head is used")
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    rules = IgnoreRules.from_lines(lines)
+    if skipped is not None:
+        skipped.extend(Skipped(IGNORE_FILE, p) for p in problems + rules.problems)
+    return rules
 
 
 def _inside(root: Path, target: str) -> bool:
@@ -67,7 +94,7 @@ def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
     want to know (a symlink leaving the vault, an unreadable folder, a name that is not
     UTF-8); plain ignores are silent.
     """
-    spec = load_ignore(root)
+    spec = load_ignore(root, skipped)
     stack: list[tuple[Path, str]] = [(root, "")]
     while stack:
         folder, rel_folder = stack.pop()
@@ -114,8 +141,10 @@ def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
             except OSError as exc:
                 skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
                 continue
-            if not os.path.isfile(entry.path):
+            kind = kind_of(st.st_mode)
+            if kind is not None:  # a FIFO, socket or device named like a note
+                skipped.append(Skipped(rel, f"is {kind}, not a regular file; skipped"))
                 continue
-            files.append(FileStat(rel, st.st_mtime_ns, st.st_size))
+            files.append(FileStat(rel, clamp_stat(st.st_mtime_ns), st.st_size))
         yield from sorted(files, key=lambda f: f.path)
         stack.extend(sorted(subfolders, key=lambda s: s[1], reverse=True))

@@ -3,7 +3,8 @@
 
 Precedence as everywhere in lore: defaults < config file < environment < flags (keyword
 arguments of `Vault.build_clusters`). Each setting's variable is `LORE_INTEREST_` + its
-name in capitals; the defaults are seed 000's:
+name in capitals; the defaults are seed 000's. Every number has a range (docs/interest.md),
+so that no setting can make a build run without end:
 
     [interest]
     cluster_algo = "kmeans++"                  # kmeans++ | hierarchical
@@ -80,13 +81,13 @@ def _choice(*allowed: str) -> Any:
     return check
 
 
-def _int_at_least(low: int) -> Any:
+def _int_in(low: int, high: int) -> Any:
     def check(value: Any) -> int:
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError("must be a whole number")
         number = int(value)
-        if number < low:
-            raise ValueError(f"must be at least {low}")
+        if not low <= number <= high:
+            raise ValueError(f"must be from {low:,} to {high:,}")
         return number
 
     return check
@@ -108,21 +109,21 @@ _COERCE: dict[str, Any] = {
     "tag_weight": _float_in(0.0, 1.0),
     "use_pca": parse_flag,
     "pca_explained_variance_threshold": _float_in(0.0, 1.0, open_low=True),
-    "min_size": _int_at_least(1),
-    "max_clusters": _int_at_least(1),
-    "kmeans_random_state": _int_at_least(0),
-    "kmeans_n_init": _int_at_least(1),
-    "kmeans_max_iter": _int_at_least(1),
+    "min_size": _int_in(1, 100_000),
+    "max_clusters": _int_in(1, 256),
+    "kmeans_random_state": _int_in(0, 2**32 - 1),
+    "kmeans_n_init": _int_in(1, 100),
+    "kmeans_max_iter": _int_in(1, 10_000),
     "stability_tolerance": _float_in(0.0, 1.0),
     "enable_post_merge": parse_flag,
     "merge_distance": _float_in(0.0, 2.0),
     "merge_alpha": _float_in(0.0, 10.0),
     "hierarchical_linkage": _choice("average", "complete"),
     "hierarchical_distance_threshold": _float_in(0.0, 2.0),
-    "recent_weeks": _int_at_least(1),
+    "recent_weeks": _int_in(1, 520),
     "trend_ratio": _float_in(1.0, 100.0),
     "source": _choice("auto", "vectors", "lexical"),
-    "lexical_vocab": _int_at_least(16),
+    "lexical_vocab": _int_in(16, 65_536),
     "llm_labels": _choice("auto", "on", "off"),
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..retrieve.query import MAX_QUERY_CHARS
 from .args import Param, budget_param, limit_param
 from .spec import ToolContext, ToolSpec, hit_json
 
@@ -18,7 +19,7 @@ LOOKUP_PARAMS = (
         " question about it.",
         required=True,
         aliases=("q", "name", "entity", "question", "text", "subject", "about"),
-        max_length=2000,
+        max_length=MAX_QUERY_CHARS,
     ),
     limit_param("How many supporting hits to return.", default=5, maximum=20),
 )
@@ -89,7 +90,7 @@ CONTEXT_PARAMS = (
         "What you are about to do or answer, in a sentence.",
         required=True,
         aliases=("query", "q", "topic", "question", "goal", "text", "prompt"),
-        max_length=2000,
+        max_length=MAX_QUERY_CHARS,
     ),
     budget_param("briefing", default=4096, minimum=512, maximum=65536),
 )

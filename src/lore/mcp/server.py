@@ -242,9 +242,13 @@ class LoreServer:
     async def serve_stdio(self) -> None:
         from mcp.server.stdio import stdio_server
 
+        from .unreadable import AnsweringReader
+
         async with stdio_server() as (read_stream, write_stream):
             await self.server.run(
-                read_stream, write_stream, self.server.create_initialization_options()
+                AnsweringReader(read_stream, write_stream),  # unreadable requests: an error
+                write_stream,
+                self.server.create_initialization_options(),
             )
 
     def serve_http(

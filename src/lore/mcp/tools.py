@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..retrieve.query import MAX_QUERY_CHARS
 from ..vault import Vault
 from .args import Param, limit_param
 from .memory_tools import MEMORY_TOOLS
@@ -33,7 +34,7 @@ SEARCH_PARAMS = (
         " date, or a question, in Chinese, English or both. Any text is safe.",
         required=True,
         aliases=("q", "text", "search", "keywords", "search_query", "question"),
-        max_length=4000,
+        max_length=MAX_QUERY_CHARS,
     ),
     limit_param("How many hits to return, best first.", default=10, maximum=50),
     Param(

@@ -26,7 +26,7 @@ from .derive import is_daily
 from .entities import Entities
 from .markdown import block_id, fold_key, iter_lines, link_key, slug, split_heading
 from .model import CheckReport, Finding
-from .settings import load_memory_settings
+from .settings import MAX_DAYS, load_memory_settings
 
 if TYPE_CHECKING:
     from ..vault import Vault
@@ -260,8 +260,14 @@ def check(vault: Vault, *, fix: bool = False, stale_days: int | None = None) -> 
     settings = load_memory_settings(vault.root)
     if stale_days is None:
         stale_days = settings.stale_days
-    if not isinstance(stale_days, int) or isinstance(stale_days, bool) or stale_days < 0:
-        raise ConfigError(f"--stale-days must be a number of days, not {stale_days!r}")
+    if (
+        not isinstance(stale_days, int)
+        or isinstance(stale_days, bool)
+        or not 0 <= stale_days <= MAX_DAYS
+    ):
+        raise ConfigError(
+            f"--stale-days must be a number of days from 0 to {MAX_DAYS}, not {stale_days!r}"
+        )
     today = settings.today_date()
     ents = Entities(vault.store, settings, access_for(settings, None))
     entries = sql.entries(vault.store, None)

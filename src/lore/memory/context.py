@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..retrieve.query import check_query
 from ..store import memory as sql
 from .access import access_for
 from .entities import Entities
@@ -109,7 +110,7 @@ def _hit_text(hit: MemoryHit, entry_text: str | None, note: tuple[str, int, str]
 def context(
     vault: Vault, task: str, *, budget: int = 4096, principal: str | None = None
 ) -> ContextView:
-    if not isinstance(task, str) or not task.strip():
+    if not check_query(task, "context").strip():
         raise ConfigError("context: the task is empty (say what the context is for)")
     budget = check_budget(budget)
     task = " ".join(task.split())

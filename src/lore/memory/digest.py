@@ -25,16 +25,15 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, IndexBusyError, LoreError
+from ..errors import ConfigError, IndexBusyError, IndexFullError, LoreError
 from ..providers.none import Absent
 from ..store import memory as sql
-from .daily import append_locked
 from .entries import TRUST_LEVELS
 from .extract import KINDS, LABELS, extract
 from .markdown import as_date
 from .model import DigestReport
 from .settings import load_memory_settings
-from .write import MAX_TEXT_BYTES, body_lines, one_line
+from .write import MAX_TEXT_BYTES, body_lines, one_line, write_daily
 
 if TYPE_CHECKING:
     from ..vault import Vault
@@ -200,11 +199,11 @@ def digest(
         created["yes"] = True
         return head + "".join(parts)
 
-    append_locked(path, build)
+    write_daily(path, rel, build)
     indexed = True
     try:
         notices += vault.sync().notices
-    except IndexBusyError:
+    except (IndexBusyError, IndexFullError):
         indexed = False
     return DigestReport(
         rel,

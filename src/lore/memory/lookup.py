@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import QueryError
 from ..model import Hit
-from ..retrieve.query import plan
+from ..retrieve.query import check_query, plan
 from ..retrieve.snippet import find_matches
 from .access import access_for
 from .entities import Entities
@@ -83,7 +83,7 @@ def _card_hit(card: dict[str, Any], mode: str, answered: list[str]) -> MemoryHit
 def lookup(
     vault: Vault, query: str, *, limit: int = 5, principal: str | None = None
 ) -> LookupResult:
-    if not isinstance(query, str) or not query.strip():
+    if not check_query(query, "lookup").strip():
         raise QueryError("lookup: the query is empty (give a name or a question)")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise QueryError(f"lookup: --limit must be a positive number, not {limit!r}")

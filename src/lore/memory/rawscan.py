@@ -9,12 +9,14 @@ much of that they hold. It never writes.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..ingest.parse import date_from_name
+from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import scan_vault
 from ..model import Skipped
 from ..retrieve.query import plan
@@ -75,9 +77,17 @@ def _title_and_heading(text: str, offset: int, fallback: str) -> tuple[str, str 
     return title, heading
 
 
-def _read(path: Path) -> str:
-    with open(path, "rb") as handle:
-        return handle.read(RAW_LIMIT).decode("utf-8", errors="replace")
+def _read(root: Path, rel: str) -> str:
+    """The head of a vault file, read like the sync reads it (no planted link followed, no
+    FIFO waited on); OSError when it cannot be read."""
+    try:
+        fd, _stat = open_in_vault(root, rel)
+    except FileRefused as exc:
+        raise OSError(str(exc)) from None
+    try:
+        return read_at_most(fd, RAW_LIMIT).decode("utf-8", errors="replace")
+    finally:
+        os.close(fd)
 
 
 def raw_scan(
@@ -103,7 +113,7 @@ def raw_scan(
         if not access.allows(stat.path):
             continue
         try:
-            text = _read(vault.root / stat.path)
+            text = _read(vault.root, stat.path)
         except OSError:
             continue
         scanned += 1
@@ -119,7 +129,7 @@ def raw_scan(
     hits: list[MemoryHit] = []
     for score, path, start, end in scored[:limit]:
         try:
-            text = _read(vault.root / path)
+            text = _read(vault.root, path)
         except OSError:
             continue
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]

@@ -26,8 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import config_table, read_config
+from ..config import config_table, number_in, read_config
 from ..errors import ConfigError
+
+MAX_DAYS = 36_500  # a hundred years: any longer span overflows dates
+MAX_ACCESS_GLOBS = 100  # per principal: each is a GLOB in every query's WHERE clause
+MAX_GLOB_CHARS = 1024
 
 _ENV = {
     "LORE_TODAY": "today",
@@ -70,20 +74,14 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         if name in ("dir", "entities", "core"):
             return _folder(value, name, origin)
         if name == "half_life_days":
-            number = float(value)
-            if not number > 0:
-                raise ValueError("must be a positive number of days")
-            return number
+            return number_in(float, 0, MAX_DAYS, open_low=True)(value)
         if name == "decay_floor":
             number = float(value)
             if not 0.0 <= number <= 1.0:
                 raise ValueError("must be in [0, 1]")
             return number
         if name in ("pinned_priority", "stale_days"):
-            number = int(value)
-            if number < 0:
-                raise ValueError("cannot be negative")
-            return number
+            return number_in(int, 0, MAX_DAYS)(value)
         if name == "today":
             return dt.date.fromisoformat(str(value).strip()).isoformat()
     except (TypeError, ValueError) as exc:
@@ -102,8 +100,28 @@ def _access(table: Any, origin: str) -> dict[str, tuple[str, ...]]:
             raise ConfigError(
                 f"{origin}: access.{principal} must be a list of path globs, not {globs!r}"
             )
-        rules[str(principal)] = tuple(g for g in globs if g.strip())
+        kept = tuple(g for g in globs if g.strip())
+        if len(kept) > MAX_ACCESS_GLOBS or any(len(g) > MAX_GLOB_CHARS for g in kept):
+            raise ConfigError(
+                f"{origin}: access.{principal} has {len(kept)} globs; at most"
+                f" {MAX_ACCESS_GLOBS}, each at most {MAX_GLOB_CHARS} characters"
+            )
+        rules[str(principal)] = kept
     return rules
+
+
+def _separate(values: dict[str, Any], origin: str) -> None:
+    """The daily notes folder, the entity card folder and the core file are three places:
+    none can be another, or lie inside another (`dir = "MEMORY.md"` made `remember` try to
+    create a folder where the core file is)."""
+    places = {k: values.get(k, getattr(MemorySettings, k)) for k in ("dir", "entities", "core")}
+    for a, b in (("dir", "entities"), ("dir", "core"), ("entities", "core")):
+        x, y = places[a].casefold(), places[b].casefold()
+        if x == y or y.startswith(x + "/") or x.startswith(y + "/"):
+            raise ConfigError(
+                f"{origin}: memory.{a} {places[a]!r} and memory.{b} {places[b]!r} overlap",
+                hint="the daily notes, entity cards and core file need places of their own",
+            )
 
 
 def load_memory_settings(vault_root: Path) -> MemorySettings:
@@ -115,6 +133,7 @@ def load_memory_settings(vault_root: Path) -> MemorySettings:
         if "access" in data:
             values["access"] = _access(data["access"], str(config_path))
             values["has_access_table"] = True
+        _separate(values, str(config_path))
     for env, name in _ENV.items():
         if os.environ.get(env):
             values[name] = _coerce(name, os.environ[env], env)

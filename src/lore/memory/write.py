@@ -19,9 +19,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, IndexBusyError
+from ..errors import ConfigError, IndexBusyError, IndexFullError, PathError
 from ..store import memory as sql
 from .daily import append_locked
 from .entries import STATUSES, TRUST_LEVELS, parse_daily
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from ..vault import Vault
 
 MAX_TEXT_BYTES = 64 * 1024
+MAX_ENTITIES = 64
 TITLE_CHARS = 48
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
@@ -89,6 +92,8 @@ def normalise_entities(
     names: list[str] | tuple[str, ...], registry: Registry
 ) -> tuple[list[str], list[str]]:
     """(canonical names, notes): an alias becomes its entity's name."""
+    if len(names) > MAX_ENTITIES:
+        raise ConfigError(f"--entity: {len(names):,} given; an entry names at most {MAX_ENTITIES}")
     out: list[str] = []
     notes: list[str] = []
     for raw in names:
@@ -109,6 +114,15 @@ def normalise_entities(
         if fold_key(name) not in {fold_key(n) for n in out}:
             out.append(name)
     return out, notes
+
+
+def write_daily(path: Path, rel: str, build: Callable[[str], str | None]) -> None:
+    """append_locked, with a file-system failure (a file where the folder must be, a full
+    disk, no permission) as one line naming the note."""
+    try:
+        append_locked(path, build)
+    except OSError as exc:
+        raise PathError(f"{rel}: cannot write: {exc.strerror or exc}") from None
 
 
 def _same(entry_text: str, text: str) -> bool:
@@ -180,13 +194,14 @@ def remember(
         result.update(anchor=anchor, line=line, time=clock, created=True)
         return head + block
 
-    append_locked(path, build)
+    write_daily(path, rel, build)
     indexed = True
     try:
         vault.sync()
-    except IndexBusyError:
+    except (IndexBusyError, IndexFullError) as exc:
         indexed = False
-        notes.append("the index is busy; the entry is saved and the next sync indexes it")
+        why = "the index is busy" if isinstance(exc, IndexBusyError) else "the disk is full"
+        notes.append(f"{why}; the entry is saved and the next sync indexes it")
     return Memory(
         path=rel,
         anchor=str(result["anchor"]),

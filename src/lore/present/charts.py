@@ -150,6 +150,9 @@ def _rc(fonts: _Fonts) -> Any:  # matplotlib types the keys as a Literal
         "axes.unicode_minus": False,
         "svg.hashsalt": "lore",
         "path.simplify": True,
+        # Labels are note text: "$20 (50% off) vs $30" is a price, not math text (whose
+        # parser raises on it), and `_`, `^`, `\` are characters, not markup.
+        "text.parse_math": False,
     }
 
 

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens
+from ..errors import QueryError
 
 MAX_TERMS = 48
-MAX_QUERY_CHARS = 2000
+MAX_QUERY_CHARS = 4000  # longer queries are refused, on every surface (API, CLI, MCP)
+PLAN_CHARS = 2000  # the head of a query its terms are taken from
 
 # Spoken-style filler, longest first so "帮我找找" goes before "帮我".
 _ZH_FILLER = sorted(
@@ -47,6 +49,20 @@ _EN_STOP = frozenset(
 )
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|「([^」]+)」')
 _JOINERS = re.compile(r"^[\w]+(?:[-./:_#+][\w]+)+$")
+
+
+def check_query(text: str, what: str = "search") -> str:
+    """`text` if it is a query lore can take; QueryError (one line) when it is not a string
+    or longer than MAX_QUERY_CHARS. Checked by the library, so every surface (the Python
+    API, the CLI, MCP) has the same cap and no query can make a search run for long."""
+    if not isinstance(text, str):
+        raise QueryError(f"{what}: the query must be a string, not {type(text).__name__}")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(
+            f"{what}: the query is {len(text):,} characters; at most {MAX_QUERY_CHARS:,}",
+            hint="search for its key words, or a sentence of it",
+        )
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +157,7 @@ def _latin_terms(chunk: str) -> list[QueryTerm]:
 
 def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
     """Build the query plan for any user string (never raises)."""
-    text = text[:MAX_QUERY_CHARS]
+    text = text[:PLAN_CHARS]
     terms: list[QueryTerm] = []
     rest = text
     for match in _QUOTED.finditer(text):

@@ -27,6 +27,11 @@ KEEP_WHEN_ALL_COMMON = 4
 COMMON_WORD_DF_RATIO = 0.35
 TIE_MARGIN = 20
 MAX_LIMIT = 1000
+# Caps on filters, checked here so that the API, the CLI and MCP share them: each tag is a
+# clause of the WHERE (SQLite refuses an expression tree deeper than 1,000), and SQLite
+# refuses a GLOB pattern longer than 50,000 bytes.
+MAX_FILTER_TAGS = 64
+MAX_PATH_GLOB_CHARS = 1024
 _DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
@@ -81,7 +86,17 @@ def make_filters(
 ) -> Filters:
     if isinstance(tags, str):
         tags = [tags]
-    clean_tags = tuple(t.strip().lstrip("#").casefold() for t in tags or () if t.strip())
+    clean_tags = tuple(
+        dict.fromkeys(t.strip().lstrip("#").casefold() for t in tags or () if t.strip())
+    )
+    if len(clean_tags) > MAX_FILTER_TAGS:
+        raise QueryError(
+            f"--tag: {len(clean_tags):,} tags given; a search filters by at most {MAX_FILTER_TAGS}"
+        )
+    if path is not None and len(path) > MAX_PATH_GLOB_CHARS:
+        raise QueryError(
+            f"--path: the glob is {len(path):,} characters; at most {MAX_PATH_GLOB_CHARS:,}"
+        )
     lo = parse_date_bound(since, name="--since", end=False)
     hi = parse_date_bound(until, name="--until", end=True)
     if lo and hi and lo > hi:

@@ -63,7 +63,9 @@ def _best_window(matches: list[Match], width: int) -> tuple[int, int]:
     hi = 0
     for lo in range(len(matches)):
         hi = max(hi, lo)
-        while hi < len(matches) and matches[hi].end - matches[lo].start <= width:
+        # A window holds at least the match it starts at, even one wider than `width` (a
+        # long token): it is clipped when rendered.
+        while hi < len(matches) and (hi == lo or matches[hi].end - matches[lo].start <= width):
             term = matches[hi].term
             if not in_window.get(term):
                 score += _WEIGHTS.get(term.kind, 1.0) * len(term.tokens)
@@ -155,7 +157,7 @@ def build_evidence(
             matches = below
     lo, hi = _best_window(matches, width)
     window = matches[lo:hi]
-    first, last = window[0].start, max(m.end for m in window)
+    first, last = window[0].start, min(max(m.end for m in window), window[0].start + width)
     slack = max(0, width - (last - first))
     start = max(0, first - slack // 3)
     # Start at a line or sentence boundary when one is near.
@@ -163,7 +165,7 @@ def build_evidence(
     if boundary >= 0:
         start = boundary + 1
     end = min(len(body), max(last, start + width))
-    spans = _merge([(m.start, m.end) for m in window if m.start >= start and m.end <= end])
+    spans = _merge([(max(m.start, start), min(m.end, end)) for m in window if m.start < end])
     snippet = _flat(_render(body, start, end, spans, markers)).strip()
     if start > 0:
         snippet = "…" + snippet

@@ -17,7 +17,14 @@ from typing import Any
 
 import apsw
 
-from ..errors import IndexBusyError, IndexError_, SchemaError, VaultMismatchError, shown
+from ..errors import (
+    IndexBusyError,
+    IndexError_,
+    IndexFullError,
+    SchemaError,
+    VaultMismatchError,
+    shown,
+)
 from .schema import FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 5_000
@@ -74,6 +81,13 @@ def _busy(db_path: Path) -> IndexBusyError:
     )
 
 
+def disk_full(db_path: Path) -> IndexFullError:
+    return IndexFullError(
+        f"disk full: cannot write the index {db_path}; the index is unchanged",
+        hint="free some space, or put the index elsewhere with --db or LORE_DB",
+    )
+
+
 def damaged(db_path: Path, why: object) -> SchemaError:
     """The index file cannot be read as a lore index; it is derived, so it can be remade."""
     return SchemaError(
@@ -108,6 +122,9 @@ class SqliteStore:
         except apsw.BusyError:
             self.db.close()
             raise _busy(db_path) from None
+        except apsw.FullError:
+            self.db.close()
+            raise disk_full(db_path) from None
         except (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError) as exc:
             self.db.close()
             raise IndexError_(
@@ -195,21 +212,32 @@ class SqliteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """BEGIN IMMEDIATE … COMMIT; any exception rolls everything back."""
+        """BEGIN IMMEDIATE … COMMIT; any exception rolls everything back (once: SQLite may
+        have rolled back already, e.g. when the disk filled up)."""
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except apsw.BusyError:
             raise _busy(self.db_path) from None
+        except apsw.FullError:
+            raise disk_full(self.db_path) from None
         try:
             yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        try:
             self.db.execute("COMMIT")
-        except apsw.BusyError:
+        except BaseException as exc:
+            self._rollback()
+            if isinstance(exc, apsw.BusyError):
+                raise _busy(self.db_path) from None
+            if isinstance(exc, apsw.FullError):
+                raise disk_full(self.db_path) from None
+            raise
+
+    def _rollback(self) -> None:
+        if self.db.getautocommit():
+            return  # nothing left to roll back
+        try:
             self.db.execute("ROLLBACK")
-            raise _busy(self.db_path) from None
+        except apsw.Error:
+            pass  # the transaction was never committed: SQLite discards it on the next open
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
