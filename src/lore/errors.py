@@ -7,6 +7,7 @@ where there is one, the remedy (`hint`).
     ├── PathError            a path escapes the vault or is not a note in it
     ├── IndexError_          the index cannot be used as it is
     │   ├── IndexBusyError   another process holds the write lock
+    │   ├── IndexReadOnlyError  the index can be read but not updated
     │   ├── VaultMismatchError  the index belongs to another vault
     │   └── SchemaError      the index was written by a newer lore, or is damaged
     ├── QueryError           a query argument cannot be used (a bad date, a bad limit)
@@ -57,6 +58,10 @@ class IndexError_(LoreError):  # noqa: N801 - the builtin IndexError is taken
 
 
 class IndexBusyError(IndexError_):
+    pass
+
+
+class IndexReadOnlyError(IndexError_):
     pass
 
 

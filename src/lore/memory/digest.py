@@ -25,16 +25,16 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, IndexBusyError, LoreError
+from ..errors import ConfigError, LoreError
 from ..providers.none import Absent
+from ..safe_write import append_locked
 from ..store import memory as sql
-from .daily import append_locked
 from .entries import TRUST_LEVELS
 from .extract import KINDS, LABELS, extract
 from .markdown import as_date
 from .model import DigestReport
 from .settings import load_memory_settings
-from .write import MAX_TEXT_BYTES, body_lines, one_line
+from .write import MAX_TEXT_BYTES, body_lines, continuation, one_line, sync_written
 
 if TYPE_CHECKING:
     from ..vault import Vault
@@ -179,7 +179,6 @@ def digest(
             dropped=dropped,
             notices=notices,
         )
-    path = vault.root / vault.relative_path(rel)
     created: dict[str, bool] = {}
 
     def build(current: str) -> str | None:
@@ -194,18 +193,12 @@ def digest(
         parts.append(
             f"\nsource: {source} · trust: {trust} · status: claimed · extractor: {method}\n"
         )
-        head = f"---\ndate: {day}\n---\n# {day}\n" if not current else ""
-        if current and not current.endswith("\n"):
-            head = "\n"
         created["yes"] = True
-        return head + "".join(parts)
+        return continuation(current, day) + "".join(parts)
 
-    append_locked(path, build)
-    indexed = True
-    try:
-        notices += vault.sync().notices
-    except IndexBusyError:
-        indexed = False
+    append_locked(vault.root, vault.relative_path(rel), build)
+    indexed, told = sync_written(vault, rel)
+    notices += told
     return DigestReport(
         rel,
         anchor,
