@@ -170,9 +170,9 @@ class Folder:
         of a file replaced is kept; a new file gets the umask's. `replace=False` never
         replaces an existing name and returns False when it is taken."""
         rel = self.shown(name)
+        if not replace and self.lstat(name) is not None:
+            return False  # taken, whatever it is
         existing = self.check_target(name)
-        if existing is not None and not replace:
-            return False
         temp = f"{TEMP_PREFIX}{secrets.token_hex(8)}.tmp"
         try:
             fd = self._open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)

@@ -196,7 +196,7 @@ def digest(
         created["yes"] = True
         return continuation(current, day) + "".join(parts)
 
-    append_locked(vault.root, vault.relative_path(rel), build)
+    append_locked(vault.root, rel, build)  # never through a link (lore.safe_write)
     indexed, told = sync_written(vault, rel)
     notices += told
     return DigestReport(

@@ -198,7 +198,7 @@ def remember(
         result.update(anchor=anchor, line=line, time=clock, created=True)
         return head + block
 
-    append_locked(vault.root, vault.relative_path(rel), build)
+    append_locked(vault.root, rel, build)  # never through a link (lore.safe_write)
     indexed, told = sync_written(vault, rel)
     notes += told
     return Memory(

@@ -8,6 +8,7 @@ and never through a symlink planted in the folder (lore.safe_write).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,20 +44,43 @@ def render_report(report: Report, fmt: str = "md", *, charts: bool = False) -> R
     return Rendered(text, tuple(drawn), notices=tuple(notices))
 
 
-def write_report(report: Report, fmt: str, out_dir: Path, *, charts: bool = True) -> Rendered:
+def _place(out_dir: Path, vault_root: Path | None) -> tuple[Path, str | None]:
+    """(the root to write under, the folder relative to it, or None for a folder of the
+    user's own): a folder inside the vault is reached from the vault's root without
+    following links, like every other write there; any other folder is the user's."""
+    if vault_root is not None:
+        absolute = Path(os.path.normpath(Path.cwd() / out_dir))  # not resolved: on purpose
+        if absolute == vault_root or vault_root in absolute.parents:
+            return vault_root, absolute.relative_to(vault_root).as_posix()
+    return out_dir, None
+
+
+def write_report(
+    report: Report,
+    fmt: str,
+    out_dir: Path,
+    *,
+    charts: bool = True,
+    vault_root: Path | None = None,
+) -> Rendered:
     """Write report.<fmt> and its chart PNGs into `out_dir` (created when missing); chart
-    files of an earlier run that this one does not draw are removed."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(f"--out {shown(str(out_dir))}: not a folder")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"--out {shown(str(out_dir))}: cannot create: {exc.strerror}") from None
+    files of an earlier run that this one does not draw are removed. `vault_root`: the
+    (resolved) vault, whose folders are written like the vault's own (lore.safe_write)."""
+    root, rel = _place(out_dir, vault_root)
+    if rel is None:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise ConfigError(f"--out {shown(str(out_dir))}: not a folder")
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"--out {shown(str(out_dir))}: cannot create: {exc.strerror}"
+            ) from None
     rendered = render_report(report, fmt, charts=charts)
     files = [(f"report.{fmt}", rendered.text.encode("utf-8"))]
     files += [(chart.filename, chart.png) for chart in rendered.charts]
     try:
-        with open_folder(out_dir) as folder:
+        with open_folder(root, rel or "") as folder:
             for name, data in files:
                 folder.write(name, data)
             for name in sorted(set(CHART_FILES) - {c.filename for c in rendered.charts}):
