@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ConfigError": "errors",
     "IndexBusyError": "errors",
+    "IndexReadOnlyError": "errors",
     "LoreError": "errors",
     "PathError": "errors",
     "QueryError": "errors",
@@ -58,6 +59,7 @@ __all__ = [
     "Explain",
     "Hit",
     "IndexBusyError",
+    "IndexReadOnlyError",
     "InterestCluster",
     "InterestMap",
     "LookupResult",
@@ -84,6 +86,7 @@ if TYPE_CHECKING:
     from .errors import (
         ConfigError,
         IndexBusyError,
+        IndexReadOnlyError,
         LoreError,
         PathError,
         QueryError,

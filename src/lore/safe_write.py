@@ -68,12 +68,6 @@ def _refusal(rel: str, reason: str) -> PathError:
     return PathError(f"{shown(rel)}: {reason}; not written", hint=hint)
 
 
-def _link_or_kind(rel: str, lstat_result: os.stat_result) -> PathError:
-    if stat.S_ISLNK(lstat_result.st_mode):
-        return _refusal(rel, "is a symlink")
-    return _refusal(rel, "is not a regular file")
-
-
 def _os_error(rel: str, exc: OSError) -> PathError:
     return PathError(f"{shown(rel)}: cannot write: {exc.strerror or exc}")
 
@@ -162,55 +156,72 @@ class Folder:
         anything but a regular file."""
         found = self.lstat(name)
         if found is not None and not stat.S_ISREG(found.st_mode):
-            raise _link_or_kind(self.shown(name), found)
+            kind = "is a symlink" if stat.S_ISLNK(found.st_mode) else "is not a regular file"
+            raise _refusal(self.shown(name), kind)
         return found
 
-    def write(self, name: str, data: bytes, *, replace: bool = True) -> bool:
+    def write(self, name: str, data: bytes) -> None:
         """Write `data` as `name`, whole or not at all (see the module docstring). The mode
-        of a file replaced is kept; a new file gets the umask's. `replace=False` never
-        replaces an existing name and returns False when it is taken."""
+        of a file replaced is kept; a new file gets the umask's."""
         rel = self.shown(name)
-        if not replace and self.lstat(name) is not None:
-            return False  # taken, whatever it is
         existing = self.check_target(name)
+        temp = self._staged(rel, data, None if existing is None else existing.st_mode)
+        try:
+            (source, _), (target, _) = self._at(temp), self._at(name)
+            os.replace(source, target, src_dir_fd=self._fd, dst_dir_fd=self._fd)
+            self.sync()
+        except OSError as exc:
+            raise _os_error(rel, exc) from None
+        finally:
+            self._unlink_quietly(temp)
+
+    def create(self, names: Iterable[str], data: bytes) -> str:
+        """Write `data` under the first of `names` that is free, never replacing anything
+        (a name taken by a file, a link or a folder is passed over); the name used."""
+        temp = self._staged(self.rel or ".", data, None)
+        try:
+            for name in names:
+                if self._link(temp, name):
+                    self.sync()
+                    return name
+        except OSError as exc:
+            raise _os_error(self.rel or ".", exc) from None
+        finally:
+            self._unlink_quietly(temp)
+        raise PathError(f"{shown(self.rel or '.')}: every name tried is taken; not written")
+
+    def _staged(self, rel: str, data: bytes, mode: int | None) -> str:
+        """A new temporary file in the folder holding `data`, flushed to disk; its name."""
         temp = f"{TEMP_PREFIX}{secrets.token_hex(8)}.tmp"
         try:
             fd = self._open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         except OSError as exc:
             raise _os_error(rel, exc) from None
         try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                if existing is not None:
-                    os.fchmod(fd, stat.S_IMODE(existing.st_mode))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            placed = self._place(temp, name, replace)
-            if placed:
-                self.sync()
-            return placed
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.fchmod(fd, stat.S_IMODE(mode))
+            os.fsync(fd)
         except OSError as exc:
+            self._unlink_quietly(temp)
             raise _os_error(rel, exc) from None
         finally:
-            self._unlink_quietly(temp)
+            os.close(fd)
+        return temp
 
-    def _place(self, temp: str, name: str, replace: bool) -> bool:
+    def _link(self, temp: str, name: str) -> bool:
+        """Give the temporary file the name `name` unless it is taken; True if given."""
+        if self.lstat(name) is not None:
+            return False
         (source, _), (target, _) = self._at(temp), self._at(name)
-        fd = self._fd
-        if replace:
-            os.replace(source, target, src_dir_fd=fd, dst_dir_fd=fd)
-            return True
         try:  # a hard link is atomic and fails when the name is taken
-            os.link(source, target, src_dir_fd=fd, dst_dir_fd=fd)
+            os.link(source, target, src_dir_fd=self._fd, dst_dir_fd=self._fd)
         except FileExistsError:
             return False
-        except OSError:  # a file system without hard links: check, then rename
-            if self.lstat(name) is not None:
-                return False
-            os.replace(source, target, src_dir_fd=fd, dst_dir_fd=fd)
+        except OSError:  # a file system without hard links: checked above, then rename
+            os.replace(source, target, src_dir_fd=self._fd, dst_dir_fd=self._fd)
         return True
 
     def _unlink_quietly(self, name: str) -> None:
@@ -219,14 +230,6 @@ class Folder:
             os.unlink(target, **at)
         except OSError:
             pass
-
-    def create(self, names: Iterable[str], data: bytes) -> str:
-        """Write `data` under the first of `names` that is free (never replacing a file);
-        the name used. Raises PathError when every name is taken."""
-        for name in names:
-            if self.write(name, data, replace=False):
-                return name
-        raise PathError(f"{shown(self.rel or '.')}: every name tried is taken; not written")
 
     def remove(self, name: str) -> None:
         """Remove `name` if it is there (a symlink is removed, never followed)."""
@@ -361,13 +364,6 @@ def _split(rel: str) -> tuple[str, str]:
     if not parts:
         raise PathError(f"{shown(rel)}: not a file name")
     return "/".join(parts[:-1]), parts[-1]
-
-
-def write_file(root: Path, rel: str, data: bytes) -> None:
-    """Write `data` as the file `rel` under `root`, whole or not at all (folders made)."""
-    folder_rel, name = _split(rel)
-    with open_folder(root, folder_rel) as folder:
-        folder.write(name, data)
 
 
 def append_locked(

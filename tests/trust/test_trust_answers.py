@@ -146,6 +146,6 @@ def test_a_read_only_index_through_the_api(indexed: Path) -> None:
         assert not any("read-only" in n for n in vault.search("客户").notices)  # once
         assert vault.status().notes == len(NOTES)
         (indexed / "new.md").write_text("# New\n", encoding="utf-8")
-        with pytest.raises(lore.LoreError) as caught:
+        with pytest.raises(lore.IndexReadOnlyError) as caught:
             vault.sync()
         one_line_naming(str(caught.value), "read-only")
