@@ -6,7 +6,9 @@ real `lore` process. Afterwards nothing outside the vault may have changed (the 
 around it hashed before and after, another vault's index included), no connection may
 have reached the listener the vault's config names (only the user's own endpoint, an
 embedding server set in the environment, may be reached), and every command must have
-exited 0 (or `check` 1 with findings) or with one line of error.
+exited 0 (or `check` 1 with findings) or with one line of error; and `remember` must have
+told the truth (`indexed: true` only for a note the index holds, the same entry written
+once).
 
 The suite's function is `stranger_suite`; `render_stranger` gives its table rows.
 """
@@ -52,6 +54,7 @@ def stranger_suite(work: Path, n_random: int, seed: int, *, singles: bool = True
     per_command: dict[str, Counter[str]] = {}
     failures: list[str] = []
     planted: Counter[str] = Counter()
+    untrue_total = 0
     started = time.perf_counter()
     try:
         for i, plan in enumerate(plans):
@@ -61,18 +64,20 @@ def stranger_suite(work: Path, n_random: int, seed: int, *, singles: bool = True
             env = st.lore_env(where.home, **user_endpoint.env(), LORE_EMBED_API_KEY="sk-user")
             before = st.tree_state(base, skip=where.vault)
             heard = listener.connections
-            outcomes = [
-                st.run_lore(args, env, base, findings_ok=findings_ok)
-                for _label, args, findings_ok in st.commands(where)
-            ]
-            outcomes.append(st.mcp_session(where.vault, env, base))
-            labels = [label for label, _args, _ok in st.commands(where)] + ["mcp (stdio)"]
-            for label, outcome in zip(labels, outcomes, strict=True):
+            outcomes = {
+                label: st.run_lore(args, env, base, findings_ok=findings_ok)
+                for label, args, findings_ok in st.commands(where)
+            }
+            outcomes["mcp (stdio)"] = st.mcp_session(where.vault, env, base)
+            for label, outcome in outcomes.items():
                 verdict = "FAILED" if outcome.failed else outcome.verdict
                 verdicts[verdict] += 1
                 per_command.setdefault(label, Counter())[verdict] += 1
                 if outcome.failed:
                     failures.append(f"{where.planted}: {label}: {outcome.verdict[:300]}")
+            untrue = st.untrue_answers(where, outcomes["remember"], outcomes["remember again"], env)
+            untrue_total += len(untrue)
+            failures += [f"{where.planted}: {problem}" for problem in untrue]
             changed = st.changes(before, st.tree_state(base, skip=where.vault))
             if changed:
                 failures.append(f"{where.planted}: outside the vault changed: {changed[:5]}")
@@ -81,7 +86,7 @@ def stranger_suite(work: Path, n_random: int, seed: int, *, singles: bool = True
                     f"{where.planted}: {listener.connections - heard} connection(s) reached"
                     " the vault's listener"
                 )
-            seen = Counter("FAILED" if o.failed else o.verdict for o in outcomes)
+            seen = Counter("FAILED" if o.failed else o.verdict for o in outcomes.values())
             log(f"   {i + 1}/{len(plans)} {where.planted}: {dict(seen)}")
             shutil.rmtree(base, ignore_errors=True)
     finally:
@@ -96,6 +101,7 @@ def stranger_suite(work: Path, n_random: int, seed: int, *, singles: bool = True
         "per_command": {k: dict(v) for k, v in per_command.items()},
         "vault_listener_connections": listener.connections,
         "user_endpoint_requests": user_endpoint.requests,
+        "untrue_answers": untrue_total,
         "failures": failures,
         "seconds": time.perf_counter() - started,
     }
@@ -112,7 +118,8 @@ def render_stranger(r: dict[str, Any]) -> list[list[str]]:
             f"{r['commands']} commands: {v.get('ok', 0)} exit 0, {v.get('one-line error', 0)}"
             " one-line errors",
             f"{v.get('FAILED', 0)} failed; {len(r['failures'])} problems (outside changed,"
-            " listener reached, traceback or more than one line)",
+            " listener reached, traceback or more than one line, untrue answer:"
+            f" {r['untrue_answers']})",
         ],
         [
             "stranger's vault: connections",

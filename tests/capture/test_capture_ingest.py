@@ -208,7 +208,7 @@ def test_inbox_setting(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_scrape_cmd_in_a_vault_config_is_ignored_and_said(vault: Path, tmp_path: Path) -> None:
     ran = tmp_path / "ran"
-    command = f'"{sys.executable}" -c "open(r\'{ran}\', \'w\')"'
+    command = f"\"{sys.executable}\" -c \"open(r'{ran}', 'w')\""
     write_files(vault, {".lore/config.toml": f"[lore]\nscrape_cmd = {json.dumps(command)}\n"})
     # Nothing listens on port 9 of 127.0.0.1: only the vault's command could produce a page.
     result = ingest(vault, "http://127.0.0.1:9/a")

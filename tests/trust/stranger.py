@@ -386,6 +386,11 @@ def _(s: Stage) -> None:
     _link(s, f"memory/.{TODAY}.md.lock", s.secret)
 
 
+@plant("daily note lock is a dangling link out")
+def _(s: Stage) -> None:
+    _link(s, f"memory/.{TODAY}.md.lock", s.outside / "made-by-the-lock")
+
+
 @plant("digest day's note is a link out")
 def _(s: Stage) -> None:
     _link(s, f"memory/{DIGEST_DAY}.md", s.secret)
@@ -530,8 +535,8 @@ def commands(where: Stage) -> list[tuple[str, list[str], bool]]:
     return [
         ("index", ["index", str(where.vault)], False),
         ("search", ["search", "客户 去重", *v], False),
-        ("remember", ["remember", "客户去重规则 v2 下周全量上线", *v], False),
-        ("remember again", ["remember", "客户去重规则 v2 下周全量上线", *v], False),
+        ("remember", ["remember", "客户去重规则 v2 下周全量上线", "--json", *v], False),
+        ("remember again", ["remember", "客户去重规则 v2 下周全量上线", "--json", *v], False),
         ("digest", ["digest", str(where.outside / "transcript.jsonl"), *v], False),
         ("check --fix", ["check", "--fix", *v], True),
         ("report --out", ["report", "--out", str(where.vault / "reports"), *v], False),
@@ -540,3 +545,20 @@ def commands(where: Stage) -> list[tuple[str, list[str], bool]]:
         ("show", ["show", "rules/客户去重规则 v2.md", *v], False),
         ("lookup", ["lookup", "孙八", *v], False),
     ]
+
+
+def untrue_answers(where: Stage, first: Outcome, again: Outcome, env: dict[str, str]) -> list[str]:
+    """What two identical `remember --json` calls said that is not so: `indexed: true` for
+    a note the index does not hold, or the same entry written twice."""
+    if first.code != 0:
+        return []
+    said = json.loads(first.stdout)
+    shown = run_lore(["show", said["path"], "--vault", str(where.vault)], env, where.base)
+    problems = []
+    if said["indexed"] != (shown.code == 0):
+        problems.append(f"remember said indexed: {said['indexed']}, show exited {shown.code}")
+    if again.code == 0:
+        second = json.loads(again.stdout)
+        if second["created"] or second["anchor"] != said["anchor"]:
+            problems.append("the same entry was written twice")
+    return problems
