@@ -212,32 +212,34 @@ def _entry_findings(
     return out
 
 
+def _with_last_activity(text: str, date: str, kind: str, line: int) -> str | None:
+    """The card's text with its last activity written in (None: the card moved)."""
+    if kind == "file":
+        source, _body, _line = split_frontmatter(text)
+        opening = _FM_OPEN.match(text)
+        if source is None or opening is None:
+            return f"---\nlast_activity: {date}\n---\n{text}"
+        at = opening.end() + len(source)
+        sep = "" if not source or source.endswith("\n") else "\n"
+        return f"{text[:at]}{sep}last_activity: {date}\n{text[at:]}"
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):  # the heading line (1-based): insert right after it
+        return None
+    lines.insert(line, f"- **最后活动**：{date}")
+    return "\n".join(lines)
+
+
 def _fix_last_activity(vault: Vault, finding: Finding, date: str, kind: str) -> bool:
     folder_rel, _, name = finding.path.rpartition("/")
-    with open_folder(vault.root, folder_rel, create=False) as folder:
+    with open_folder(vault.root, folder_rel, create=False) as folder:  # never through a link
         raw = folder.read(name)
         try:
-            text = raw.decode("utf-8") if raw is not None else None
+            text = None if raw is None else raw.decode("utf-8")
         except UnicodeDecodeError:
             return False
-        if text is None:
+        new = None if text is None else _with_last_activity(text, date, kind, finding.line)
+        if new is None:
             return False
-        if kind == "file":
-            source, _body, _line = split_frontmatter(text)
-            opening = _FM_OPEN.match(text)
-            if source is None or opening is None:
-                new = f"---\nlast_activity: {date}\n---\n{text}"
-            else:
-                at = opening.end() + len(source)
-                sep = "" if not source or source.endswith("\n") else "\n"
-                new = f"{text[:at]}{sep}last_activity: {date}\n{text[at:]}"
-        else:
-            lines = text.split("\n")
-            at = finding.line  # the heading line (1-based): insert right after it
-            if not 0 < at <= len(lines):
-                return False
-            lines.insert(at, f"- **最后活动**：{date}")
-            new = "\n".join(lines)
         folder.write(name, new.encode("utf-8"))
     return True
 
