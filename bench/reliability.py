@@ -43,7 +43,11 @@ import fuzz_targets as ft  # noqa: E402 - test support shared with tests/reliabi
 import reliability_harness as h  # noqa: E402
 
 from bench.reliability_kills import embed_kills, index_kills, remember_kills  # noqa: E402
-from bench.reliability_stranger import render_stranger, stranger_suite  # noqa: E402
+from bench.reliability_stranger import (  # noqa: E402
+    render_stranger,
+    stranger_section,
+    stranger_suite,
+)
 
 
 def log(message: str) -> None:
@@ -334,6 +338,8 @@ def render(info: dict[str, Any], r: dict[str, Any]) -> str:
         " wait for the lock and sync, or stop with `lore: error: index busy`.",
         "",
     ]
+    if r.get("stranger"):
+        lines += stranger_section(r["stranger"])
     return "\n".join(lines)
 
 

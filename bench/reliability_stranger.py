@@ -93,6 +93,7 @@ def stranger_suite(work: Path, n_random: int, seed: int, *, singles: bool = True
         listener.close()
         user_endpoint.close()
     return {
+        "singles": singles,
         "variants": len(plans),
         "plants": len(st.PLANTS),
         "planted": dict(planted),
@@ -110,11 +111,16 @@ def stranger_suite(work: Path, n_random: int, seed: int, *, singles: bool = True
 def render_stranger(r: dict[str, Any]) -> list[list[str]]:
     """Rows for the reliability table."""
     v = r["verdicts"]
+    made = (
+        f"{r['plants']} plants alone, then random combinations"
+        if r["singles"]
+        else "random combinations of the plants"
+    )
     return [
         [
-            f"stranger's vault: {r['variants']} vaults ({r['plants']} plants alone, then"
-            " random combinations), 12 `lore` processes each (index, search, remember ×2,"
-            " digest, check --fix, report --out, ingest, status, show, lookup, mcp stdio)",
+            f"stranger's vault: {r['variants']} vaults ({made}), 12 `lore` processes each"
+            " (index, search, remember ×2, digest, check --fix, report --out, ingest, status,"
+            " show, lookup, mcp stdio)",
             f"{r['commands']} commands: {v.get('ok', 0)} exit 0, {v.get('one-line error', 0)}"
             " one-line errors",
             f"{v.get('FAILED', 0)} failed; {len(r['failures'])} problems (outside changed,"
@@ -129,4 +135,35 @@ def render_stranger(r: dict[str, Any]) -> list[list[str]]:
             if r["vault_listener_connections"] == 0
             else "FAILED: the vault's listener was reached",
         ],
+    ]
+
+
+def stranger_section(r: dict[str, Any]) -> list[str]:
+    """The section below the table: outcomes per command, the plants, what was checked."""
+    from bench.report import md_table
+
+    rows = [
+        [label, str(c.get("ok", 0)), str(c.get("one-line error", 0)), str(c.get("FAILED", 0))]
+        for label, c in r["per_command"].items()
+    ]
+    return [
+        "## Stranger's vault",
+        "",
+        *md_table(["command", "exit 0", "one-line error", "failed"], rows),
+        "",
+        "Plants (vaults carrying each): "
+        + ", ".join(f"{name} ({n})" for name, n in sorted(r["planted"].items()))
+        + ".",
+        "",
+        "Each vault sits in a folder with the user's own files, another vault (indexed) and"
+        " the user's config folder; that folder is hashed (every file, link and folder)"
+        " before the commands and after, the vault itself left out. A listener on 127.0.0.1"
+        " is what the vault's config names as embedding and LLM endpoint; the user's own"
+        " embedding endpoint (another server on 127.0.0.1) is set in the environment, with"
+        " an API key. A command passes with exit 0 (`check`: 1 with findings) or exit 1 and"
+        " one `lore: error:` line, never a traceback or another line on stderr; the MCP"
+        " server must answer every request and exit 0 when its input closes; `remember`"
+        " must say `indexed: true` only for a note `lore show` finds, and write the same"
+        " entry once.",
+        "",
     ]
