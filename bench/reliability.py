@@ -1,7 +1,8 @@
 """Reliability benchmark: crashes, concurrency, hostile input and scale, in figures.
 
     .venv/bin/python -m bench.reliability [--notes 2000] [--kills 24] [--fuzz 2000]
-                                          [--readers 4] [--seconds 8] [--quick]
+                                          [--readers 4] [--seconds 8] [--stranger 10]
+                                          [--quick]
 
 - kills: `lore index` / `lore rebuild` / a first sync killed with SIGKILL (at a random
   step of the write transaction, or after a random delay), `lore embed` killed mid-way,
@@ -10,7 +11,10 @@
 - fuzz: the targets of tests/reliability/fuzz_targets.py with large budgets;
 - concurrency: reader processes searching while a writer syncs (searches/s, errors,
   half-written states seen), and second writers started meanwhile (waited / busy / failed);
-- scale: the 100k-note figures of bench/results/scale.json (bench/scale.py measures them).
+- scale: the 100k-note figures of bench/results/scale.json (bench/scale.py measures them);
+- a stranger's vault (bench/reliability_stranger.py): planted links, hostile config and
+  special files, every command a `lore` process; nothing outside changes, no listener is
+  reached, every error is one line.
 
 Writes bench/results/reliability.md and reliability.json (unless --no-write).
 """
@@ -41,6 +45,11 @@ import reliability_harness as h  # noqa: E402
 from bench.reliability_hostile import failures as hostile_failures  # noqa: E402
 from bench.reliability_hostile import hostile, render_hostile  # noqa: E402
 from bench.reliability_kills import embed_kills, index_kills, remember_kills  # noqa: E402
+from bench.reliability_stranger import (  # noqa: E402
+    render_stranger,
+    stranger_section,
+    stranger_suite,
+)
 
 
 def log(message: str) -> None:
@@ -296,8 +305,10 @@ def render(info: dict[str, Any], r: dict[str, Any]) -> str:
         ])  # fmt: skip
     elif sc:
         rows.append(["100k-note vault", sc["error"], "not measured"])
+    if r.get("stranger"):
+        rows += render_stranger(r["stranger"])
     lines += md_table(["what", "measured", "result"], rows) + [""]
-    failures = [f for key in ("index_kills", "embed_kills", "remember_kills")
+    failures = [f for key in ("index_kills", "embed_kills", "remember_kills", "stranger")
                 for f in (r.get(key) or {}).get("failures", [])]  # fmt: skip
     if failures:
         lines += ["## Failures", ""] + [f"- {f}" for f in failures[:20]] + [""]
@@ -331,6 +342,8 @@ def render(info: dict[str, Any], r: dict[str, Any]) -> str:
         " wait for the lock and sync, or stop with `lore: error: index busy`.",
         "",
     ]
+    if r.get("stranger"):
+        lines += stranger_section(r["stranger"])
     return "\n".join(lines)
 
 
@@ -344,6 +357,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=8.0, help="length of each concurrency phase")
     p.add_argument("--hostile", type=int, default=200, help="generated inputs per #13 class")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--stranger", type=int, default=10, help="random plant combinations (stranger's vault)"
+    )
     p.add_argument("--quick", action="store_true", help="small sizes, to try the harness")
     p.add_argument(
         "--scale-result",
@@ -356,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.quick:
         args.notes, args.kills, args.side_kills, args.fuzz, args.seconds = 200, 6, 2, 100, 3.0
-        args.hostile = 20
+        args.hostile, args.stranger = 20, 3
     info = run_info("bench.reliability")
     results: dict[str, Any] = {
         "args": {k: v if not isinstance(v, Path) else str(v) for k, v in vars(args).items()}
@@ -376,6 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("== hostile inputs (issue 13)")
         results["hostile"] = hostile(work, args.hostile, args.seed)
         results["scale"] = scale_figures(args.scale_result)
+        log("== stranger's vault")
+        results["stranger"] = stranger_suite(work, args.stranger, args.seed, singles=not args.quick)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     markdown = render(info, results)
@@ -386,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = (
         any(
             (results.get(k) or {}).get("failures")
-            for k in ("index_kills", "embed_kills", "remember_kills")
+            for k in ("index_kills", "embed_kills", "remember_kills", "stranger")
         )
         or any(v["failure"] for v in results["fuzz"].values())
         or hostile_failures(results["hostile"]) > 0

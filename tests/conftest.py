@@ -43,6 +43,8 @@ Files = Mapping[str, str | bytes]
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     for name in LORE_ENV:
         monkeypatch.delenv(name, raising=False)
+    # The user's own config file (lore.config.user_config_path) is never the developer's.
+    monkeypatch.setenv("LORE_HOME", str(tmp_path / "lore-home"))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

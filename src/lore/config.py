@@ -1,5 +1,14 @@
-"""Settings and their one loader. Precedence: defaults < <vault>/.lore/config.toml <
-LORE_* environment < explicit arguments (CLI flags or API keywords)."""
+"""Settings and their one loader. Precedence: defaults < the user's config file <
+<vault>/.lore/config.toml < LORE_* environment < explicit arguments (CLI flags or API
+keywords).
+
+A vault's config is untrusted (docs/security.md): it may change what is indexed and how it
+ranks, never where lore writes, what it runs or where it sends data. The settings that do
+(USER_ONLY, and a provider that sends text off the machine) are taken only from the user:
+the environment, arguments, or the user's own config file (user_config_path(), outside any
+vault). A vault that sets one is not refused: the setting is ignored, and
+`Settings.notices` says so in one line.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +22,11 @@ from .errors import ConfigError
 
 CONFIG_FILE = Path(".lore") / "config.toml"
 MAX_FILE_BYTES_LIMIT = 1024 * 1024 * 1024
+USER_CONFIG_NAME = "config.toml"
+# Where the index lives, where text is sent, what is executed: from the user only.
+USER_ONLY = frozenset({"db", "embed_base_url", "llm_base_url", "scrape_cmd"})
+# Provider choices that send note text and queries off the machine (`local` does not).
+REMOTE_PROVIDERS = {"embed_provider": frozenset({"openai"}), "llm_provider": frozenset({"openai"})}
 
 
 @dataclass(frozen=True)
@@ -48,7 +62,12 @@ class Settings:
     tag_log_alpha: float = 5.0
     fusion: str = "weighted"  # weighted | rrf
     query_tags: tuple[int, int] = (8, 12)  # min, max query_tags
+    # One-line notices about how the settings were read (vault settings ignored): not a
+    # setting itself, and not part of equality.
+    notices: tuple[str, ...] = field(default=(), compare=False)
 
+
+SETTING_NAMES = frozenset(f.name for f in fields(Settings)) - {"notices"}
 
 _ENV = {
     "LORE_HEURISTIC_TAGS": "heuristic_tags",
@@ -213,8 +232,6 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         if name == "inbox":
             return _inbox(str(value))
         if name == "scrape_cmd":
-            if origin.endswith(".toml"):  # a vault someone sent you must not run commands
-                raise ValueError("set it in the LORE_SCRAPE_CMD environment variable instead")
             return str(value).strip() or None
         if name == "highlight":
             start, end = value
@@ -233,15 +250,40 @@ def _inbox(value: str) -> str:
     return "/".join(parts)
 
 
-def read_config(vault_root: Path) -> tuple[Path, dict[str, Any] | None]:
-    """The vault's .lore/config.toml: (its path, its tables), or (path, None) when absent."""
-    config_path = vault_root / CONFIG_FILE
-    if not config_path.is_file():
-        return config_path, None
+def user_config_path() -> Path:
+    """The user's own config file: $LORE_HOME/config.toml, else
+    $XDG_CONFIG_HOME/lore/config.toml, else ~/.config/lore/config.toml."""
+    home = os.environ.get("LORE_HOME")
+    if home:
+        return Path(home).expanduser() / USER_CONFIG_NAME
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
+    return base / "lore" / USER_CONFIG_NAME
+
+
+def _read_toml(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
     try:
-        return config_path, tomllib.loads(config_path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{config_path}: {exc}") from None
+        raise ConfigError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_config(vault_root: Path) -> tuple[Path, dict[str, Any] | None]:
+    """The vault's .lore/config.toml: (its path, its tables), or (path, None) when absent.
+    A `.lore` that is a symlink is refused: through it one vault could read another's
+    config and take over its index."""
+    lore_dir = vault_root / CONFIG_FILE.parent
+    if lore_dir.is_symlink():
+        raise ConfigError(
+            f"{lore_dir} is a symlink; lore does not use a .lore folder reached through a link",
+            hint="replace it with a folder; to keep the index elsewhere use --db or LORE_DB",
+        )
+    config_path = vault_root / CONFIG_FILE
+    return config_path, _read_toml(config_path)
 
 
 def config_table(config_path: Path, data: dict[str, Any], name: str) -> dict[str, Any]:
@@ -252,24 +294,60 @@ def config_table(config_path: Path, data: dict[str, Any], name: str) -> dict[str
     return table
 
 
+def _vault_may_set(key: str, value: Any) -> bool:
+    if key in USER_ONLY:
+        return False
+    remote = REMOTE_PROVIDERS.get(key)
+    return remote is None or str(value).strip().lower() not in remote
+
+
+def _apply_file(
+    settings: Settings, vault_root: Path, path: Path, data: dict[str, Any], *, trusted: bool
+) -> tuple[Settings, list[str]]:
+    """`settings` with the `[lore]` table (or the top level) of a config file applied;
+    (settings, the keys ignored because an untrusted file may not set them)."""
+    section = data.get("lore", data)
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [lore] must be a table")
+    ignored: list[str] = []
+    for key, value in section.items():
+        if key not in SETTING_NAMES:
+            continue
+        if not trusted and not _vault_may_set(key, value):
+            ignored.append(key)
+            continue
+        settings = replace(settings, **{key: _coerce(key, value, str(path))})
+        if key == "db" and settings.db is not None and not settings.db.is_absolute():
+            settings = replace(settings, db=vault_root / settings.db)  # relative to the vault
+    return settings, ignored
+
+
 def load_settings(vault_root: Path, **overrides: Any) -> Settings:
     settings = Settings()
-    known = {f.name for f in fields(Settings)}
+    user_path = user_config_path()
+    user_data = _read_toml(user_path)
+    if user_data is not None:
+        settings, _ = _apply_file(settings, vault_root, user_path, user_data, trusted=True)
     config_path, data = read_config(vault_root)
+    ignored: list[str] = []
     if data is not None:
-        section = data.get("lore", data)
-        for key, value in section.items():
-            if key in known:
-                settings = replace(settings, **{key: _coerce(key, value, str(config_path))})
-        if settings.db is not None and not settings.db.is_absolute():
-            settings = replace(settings, db=vault_root / settings.db)  # relative to the vault
+        settings, ignored = _apply_file(settings, vault_root, config_path, data, trusted=False)
     for env, name in _ENV.items():
         if os.environ.get(env):
             settings = replace(settings, **{name: _coerce(name, os.environ[env], env)})
     for key, value in overrides.items():
         if value is None:
             continue
-        if key not in known:
+        if key not in SETTING_NAMES:
             raise ConfigError(f"unknown setting {key!r}")
         settings = replace(settings, **{key: _coerce(key, value, key)})
+    if ignored:
+        env_of = {name: env for env, name in _ENV.items()}
+        named = ", ".join(f"{key} ({env_of[key]})" if key in env_of else key for key in ignored)
+        notice = (
+            f"ignored {named} in {config_path}: a vault's config may change what is indexed"
+            " and how it ranks, never where lore writes, what it runs or where it sends data;"
+            f" set them in the environment, by flag or in {user_path}"
+        )
+        settings = replace(settings, notices=(notice,))
     return settings

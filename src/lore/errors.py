@@ -8,6 +8,7 @@ where there is one, the remedy (`hint`).
     ├── IndexError_          the index cannot be used as it is
     │   ├── IndexBusyError   another process holds the write lock
     │   ├── IndexFullError   the disk is full: nothing was written
+    │   ├── IndexReadOnlyError  the index can be read but not updated
     │   ├── VaultMismatchError  the index belongs to another vault
     │   └── SchemaError      the index was written by a newer lore, or is damaged
     ├── QueryError           a query argument cannot be used (a bad date, a bad limit)
@@ -62,6 +63,10 @@ class IndexBusyError(IndexError_):
 
 
 class IndexFullError(IndexError_):
+    pass
+
+
+class IndexReadOnlyError(IndexError_):
     pass
 
 

@@ -85,11 +85,33 @@ class Vault:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root
         self.settings = settings
+        in_vault = settings.db is None
+        if in_vault:
+            _prepare_index_folder(root)
         db_path = settings.db if settings.db is not None else default_db_path(root)
         db_path = db_path if db_path.is_absolute() else Path.cwd() / db_path
         bound = db_path.resolve().parent == (root / ".lore").resolve()
-        self.store = SqliteStore(db_path, root, bound_to_vault=bound)
+        self.store = SqliteStore(db_path, root, bound_to_vault=bound, nofollow=in_vault)
         self.capabilities = Capabilities(settings, self.store)
+        self._notices = list(settings.notices)
+        if self.store.read_only:
+            self._notices.append(
+                f"index {db_path} is read-only: answers come from it as it is, and it cannot"
+                " be updated (make it writable, or use --db or LORE_DB for another index)"
+            )
+
+    @property
+    def read_only(self) -> bool:
+        """The index can be read but not updated (a read-only file, folder or disk)."""
+        return self.store.read_only
+
+    def take_notices(self) -> list[str]:
+        """What this vault has to say once (a vault setting ignored, a read-only index):
+        the first call returns it, later calls nothing. The CLI prints it when it opens
+        the vault, the MCP server puts it on its first answer, and `sync()` and
+        `search()` put it on their result for whatever is left."""
+        notices, self._notices = self._notices, []
+        return notices
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -133,9 +155,12 @@ class Vault:
         return self._after_sync(report, force=True)
 
     def _after_sync(self, report: SyncReport, *, force: bool) -> SyncReport:
+        told = self.take_notices()
+        if self.store.read_only:  # nothing changed (else the sync raised): nothing to derive
+            return replace(report, notices=told + report.notices)
         after = self.capabilities.after_sync(force=force)
         embedded = after.embed.embedded if after.embed else 0
-        return replace(report, embedded=embedded, notices=report.notices + after.notices)
+        return replace(report, embedded=embedded, notices=told + report.notices + after.notices)
 
     def embed(
         self, *, rebuild: bool = False, progress: Callable[[int, int, str], None] | None = None
@@ -191,6 +216,7 @@ class Vault:
             return refused
         result = hybrid_search(self.capabilities, text, filters, options, mode=mode, fusion=fusion)
         result.query = query
+        result.notices[:0] = self.take_notices()
         return result
 
     # -- agent memory (lore.memory) ------------------------------------------------------------
@@ -430,6 +456,18 @@ class Vault:
             heuristic_tags=self.capabilities.heuristic_tags(),
             semantic_needed=self.capabilities.semantic_needed(),
         )
+
+
+def _prepare_index_folder(root: Path) -> None:
+    """Make `<vault>/.lore` (never through a symlink) and refuse index files there that
+    are links: a vault could ship `.lore/index.sqlite` pointing at another vault's index,
+    or at any file of yours, for SQLite to write into."""
+    from .safe_write import open_folder
+    from .store.sqlite import DEFAULT_DB_NAME
+
+    with open_folder(root, ".lore") as folder:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            folder.check_target(DEFAULT_DB_NAME + suffix)
 
 
 def open_vault(

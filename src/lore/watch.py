@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .errors import LoreError
 from .ingest.scan import ALWAYS_IGNORED_DIRS, IGNORE_FILE, scan_vault
 from .model import Skipped, SyncReport
+from .safe_write import TEMP_PREFIX
 
 if TYPE_CHECKING:
     from .vault import Vault
@@ -34,8 +35,6 @@ DEFAULT_INTERVAL = 1.0
 DEFAULT_MAX_WAIT = 10.0
 RETRY_DELAY = 2.0  # seconds before a sync that could not run is tried again
 BACKENDS = ("auto", "events", "poll")
-# Files lore itself writes next to notes while capturing (see capture/notes.py).
-_OWN_TEMP_PREFIX = ".lore-capture-"
 
 
 @dataclass(frozen=True)
@@ -160,7 +159,7 @@ def _relevant(root: Path, path: str) -> bool:
         return False
     if any(part in ALWAYS_IGNORED_DIRS for part in parts[:-1]) or parts[0] in ALWAYS_IGNORED_DIRS:
         return False
-    return not parts[-1].startswith(_OWN_TEMP_PREFIX)
+    return not parts[-1].startswith(TEMP_PREFIX)  # lore's own temporary files
 
 
 class EventSource:

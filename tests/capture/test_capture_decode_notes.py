@@ -126,21 +126,13 @@ def test_front_matter_round_trips(title: str, tags: list[str], summary: str, bod
 
 
 def test_write_note_never_overwrites_and_leaves_no_temp(tmp_path: Path) -> None:
-    folder = tmp_path / "inbox"
-    first = write_note(folder, "2026-09-03-a", "one", label="test")
-    second = write_note(folder, "2026-09-03-a", "two", label="test")
-    third = write_note(folder, "2026-09-03-a", "three", label="test")
-    assert [p.name for p in (first, second, third)] == [
-        "2026-09-03-a.md",
-        "2026-09-03-a-2.md",
-        "2026-09-03-a-3.md",
-    ]
-    assert first.read_text() == "one" and third.read_text() == "three"
-    assert sorted(os.listdir(folder)) == sorted(p.name for p in (first, second, third))
+    names = [write_note(tmp_path, "inbox", "2026-09-03-a", t, label="test") for t in "abc"]
+    assert names == ["inbox/2026-09-03-a.md", "inbox/2026-09-03-a-2.md", "inbox/2026-09-03-a-3.md"]
+    assert [(tmp_path / n).read_text() for n in names] == ["a", "b", "c"]
+    assert sorted(os.listdir(tmp_path / "inbox")) == sorted(n.split("/")[1] for n in names)
 
 
 def test_write_note_error_names_the_capture(tmp_path: Path) -> None:
-    blocker = tmp_path / "inbox"
-    blocker.write_text("a file where the folder should be")
-    with pytest.raises(CaptureError, match="^https://example.com/a: cannot write to"):
-        write_note(blocker, "x", "text", label="https://example.com/a")
+    (tmp_path / "inbox").write_text("a file where the folder should be")
+    with pytest.raises(CaptureError, match="^https://example.com/a: inbox: is not a folder"):
+        write_note(tmp_path, "inbox", "x", "text", label="https://example.com/a")

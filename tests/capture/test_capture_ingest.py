@@ -206,11 +206,16 @@ def test_inbox_setting(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     one_line_naming(bad.stderr.rstrip("\n"), "LORE_INBOX", "inside the vault")
 
 
-def test_scrape_cmd_in_a_vault_config_is_refused(vault: Path) -> None:
-    write_files(vault, {".lore/config.toml": '[lore]\nscrape_cmd = "rm -rf ~"\n'})
-    result = ingest(vault, "https://example.com/a")
-    assert result.exit_code == 1
-    one_line_naming(result.stderr.rstrip("\n"), "scrape_cmd", "LORE_SCRAPE_CMD")
+def test_scrape_cmd_in_a_vault_config_is_ignored_and_said(vault: Path, tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    command = f"\"{sys.executable}\" -c \"open(r'{ran}', 'w')\""
+    write_files(vault, {".lore/config.toml": f"[lore]\nscrape_cmd = {json.dumps(command)}\n"})
+    # Nothing listens on port 9 of 127.0.0.1: only the vault's command could produce a page.
+    result = ingest(vault, "http://127.0.0.1:9/a")
+    assert result.exit_code == 1 and not ran.exists()
+    notice, error = result.stderr.rstrip("\n").split("\n")
+    one_line_naming(notice, "ignored scrape_cmd (LORE_SCRAPE_CMD)", "config.toml")
+    one_line_naming(error, "http://127.0.0.1:9/a")
 
 
 SCRAPER = """

@@ -214,7 +214,7 @@ class _Run:
         self.report = CaptureReport()
         self.today = dt.date.today()
         inbox = vault.settings.inbox
-        self.inbox = vault.root / vault.relative_path(vault.root / inbox) if inbox else vault.root
+        self.inbox = vault.relative_path(vault.root / inbox) if inbox else ""
         vault.sync()  # the index must know the notes written by hand since the last sync
         self.dedupe = DedupeIndex(vault.store)
 
@@ -396,8 +396,9 @@ class _Run:
             if key not in front and key != "tag":
                 front[key] = value
         text = render_note(front, extracted.body)
-        written = write_note(self.inbox, note_stem(title, self.today), text, label=origin)
-        rel = written.relative_to(self.vault.root).as_posix()
+        rel = write_note(
+            self.vault.root, self.inbox, note_stem(title, self.today), text, label=origin
+        )
         self.dedupe.add(rel, source, extracted.body)
         self.report.added.append(Captured(origin, rel, title, source, platform))
 

@@ -1,20 +1,19 @@
 """Write a captured note: YAML front matter + Markdown body, under a readable file name,
-atomically (a temporary file in the same folder, then a link/rename), never over another file.
+atomically, never over another file (lore.safe_write).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
-import tempfile
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..errors import CaptureError
+from ..errors import CaptureError, PathError
+from ..safe_write import open_folder
 
 MAX_SLUG_CHARS = 60
 _UNSAFE = re.compile(r"[\\/:*?\"<>|#^\[\]{}`$%&=+;,!@~'\u0000-\u001f\u007f]+")
@@ -69,59 +68,16 @@ def note_stem(title: str, day: dt.date) -> str:
     return f"{day.isoformat()}-{slugify(title)}"
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _place(tmp: Path, target: Path) -> bool:
-    """Give the temporary file its final name unless that name is taken; True if placed."""
-    try:
-        os.link(tmp, target)  # atomic and fails when the target exists
-    except FileExistsError:
-        return False
-    except OSError:
-        # A file system without hard links: check, then rename (the window is tiny).
-        if target.exists():
-            return False
-        os.replace(tmp, target)
-        return True
-    tmp.unlink()
-    return True
-
-
-def write_note(folder: Path, stem: str, text: str, *, label: str) -> Path:
-    """Write `text` to folder/stem.md (or stem-2.md, stem-3.md, ... when taken) atomically.
+def write_note(root: Path, folder: str, stem: str, text: str, *, label: str) -> str:
+    """Write `text` as folder/stem.md under `root` (or stem-2.md, stem-3.md, ... when
+    taken), never over another file and never through a symlink (lore.safe_write); the
+    path written, relative to `root`.
 
     The note appears whole or not at all: readers and `lore watch` never see half of it.
     `label` names the capture in error messages."""
+    names = (f"{stem}.md" if n == 1 else f"{stem}-{n}.md" for n in range(1, 10_000))
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, tmp_name = tempfile.mkstemp(prefix=".lore-capture-", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise CaptureError(f"{label}: cannot write to {folder}: {exc.strerror or exc}") from None
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        for n in range(1, 10_000):
-            target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
-            if _place(tmp, target):
-                _fsync_dir(folder)
-                return target
-        raise CaptureError(f"{label}: too many notes named {stem}*.md in {folder}")
-    except OSError as exc:
-        raise CaptureError(f"{label}: cannot write to {folder}: {exc.strerror or exc}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        with open_folder(root, folder) as out:
+            return out.shown(out.create(names, text.encode("utf-8")))
+    except PathError as exc:
+        raise CaptureError(f"{label}: {exc}") from None

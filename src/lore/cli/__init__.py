@@ -39,14 +39,33 @@ def vault_options(func: F) -> F:
     return func
 
 
-def open_from_options(vault: str | None, db: str | None) -> Any:
+def open_from_options(vault: str | None, db: str | None, *, say_notices: bool = True) -> Any:
+    """Open the vault; what it has to say once (a vault setting ignored, a read-only
+    index) is printed on stderr unless `say_notices` is False (the MCP server says it
+    to its client instead)."""
     from ..vault import open_vault
 
     opened = open_vault(vault, db=db)
     ctx = click.get_current_context(silent=True)
     if ctx is not None:  # named if the index turns out damaged (LoreGroup.invoke)
         ctx.find_root().meta["lore.db"] = str(opened.db_path)
+    if say_notices:
+        for notice in opened.take_notices():
+            click.echo(f"lore: notice: {notice}", err=True)
     return opened
+
+
+def sync_before_reading(opened: Any, progress: Any = None) -> None:
+    """Sync before a read and print its notices; a read-only index is read as it is
+    (opening it has said so)."""
+    from ..errors import IndexReadOnlyError
+
+    try:
+        report = opened.sync(progress=progress)
+    except IndexReadOnlyError:
+        return
+    for notice in report.notices:
+        click.echo(f"lore: notice: {notice}", err=True)
 
 
 def _undecodable_index_text(exc: Exception) -> bool:

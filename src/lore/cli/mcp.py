@@ -78,7 +78,7 @@ def mcp_cmd(
     from ..mcp.server import LoreServer
 
     logging.basicConfig(level=logging.WARNING, format="lore mcp: %(levelname)s: %(message)s")
-    with open_from_options(vault_opt, db) as vault:
+    with open_from_options(vault_opt, db, say_notices=False) as vault:
         server = LoreServer(vault, allow_write=allow_write)
         if not http:
             anyio.run(server.serve_stdio)

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from . import open_from_options, vault_options
+from . import open_from_options, sync_before_reading, vault_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,7 +25,7 @@ def principal_option(func: F) -> F:
 
 def _ensure_index(opened: Any, do_sync: bool) -> None:
     if do_sync or opened.status().last_sync is None:
-        opened.sync()
+        sync_before_reading(opened)
 
 
 def _emit(data: dict[str, Any], text: str, as_json: bool) -> None:
@@ -227,7 +227,7 @@ def check_cmd(
     from ..present.memory import format_check
 
     with open_from_options(vault_opt, db) as opened:
-        opened.sync()
+        sync_before_reading(opened)
         report = opened.check(fix=fix, stale_days=stale_days)
     _emit(report.to_dict(), format_check(report), as_json)
     if not report.ok:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from . import open_from_options, vault_options
+from . import open_from_options, sync_before_reading, vault_options
 
 
 @click.command("report")
@@ -83,11 +83,11 @@ def report_cmd(
 
     with open_from_options(vault_opt, db) as opened:
         if do_sync or opened.status().last_sync is None:
-            for notice in opened.sync().notices:
-                click.echo(f"lore: notice: {notice}", err=True)
+            sync_before_reading(opened)
         report = opened.report(since=since, today=today, limit=limit)
+        root = opened.root
     if out_dir is not None:
-        rendered = write_report(report, fmt, Path(out_dir), charts=charts)
+        rendered = write_report(report, fmt, Path(out_dir), charts=charts, vault_root=root)
     else:
         rendered = render_report(report, fmt, charts=charts and fmt == "html" and not as_json)
     for notice in rendered.notices:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from . import open_from_options, vault_options
+from . import open_from_options, sync_before_reading, vault_options
 
 
 @click.command("search")
@@ -81,8 +81,7 @@ def search_cmd(
 
     with open_from_options(vault_opt, db) as opened:
         if do_sync or opened.status().last_sync is None:
-            for notice in opened.sync(progress=ProgressBar("indexing")).notices:
-                click.echo(f"lore: notice: {notice}", err=True)
+            sync_before_reading(opened, ProgressBar("indexing"))
         result = opened.search(
             " ".join(query),
             limit=limit,

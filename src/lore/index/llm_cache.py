@@ -70,6 +70,8 @@ def cached_answer(
         return dict(hit)
     where = f"LLM {chat.identity}"
     answer = validate(parse_json_answer(chat.complete(system, user), where))
+    if store.read_only:  # answered, but cannot be kept: asked again next time
+        return answer
     with store.transaction():
         store.db.execute(
             "INSERT OR REPLACE INTO llm_cache(key, task, model, prompt_version, input_hash,"

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..errors import ConfigError, IndexBusyError, LoreError
+from ..errors import ConfigError, IndexBusyError, IndexReadOnlyError, LoreError
 from ..vault import Vault
 from .args import input_schema, normalise
 from .spec import ToolContext, ToolSpec
@@ -144,7 +144,12 @@ class LoreServer:
         self.tools = {tool.name: tool for tool in available_tools(vault, allow_write=allow_write)}
         self._lock = threading.Lock()  # one tool call at a time on the vault's connection
         self._told: set[str] = set()
-        with self._lock, contextlib.suppress(IndexBusyError):
+        # What the vault has to say once (a setting ignored, a read-only index): logged
+        # now, and put on the first answer, where the agent sees it.
+        self._first_notices = vault.take_notices()
+        for notice in self._first_notices:
+            log.warning("%s", notice)
+        with self._lock, contextlib.suppress(IndexBusyError, IndexReadOnlyError):
             vault.sync()  # so the instructions describe the index as it is now
         instructions = describe(vault, list(self.tools.values()))
         self.server: Server[Any] = Server(
@@ -213,6 +218,8 @@ class LoreServer:
     def _run(self, tool: ToolSpec, arguments: Any) -> dict[str, Any]:
         args, notices = normalise(tool.name, tool.params, arguments)
         with self._lock:
+            notices[:0] = self._first_notices
+            self._first_notices = []
             changed = tool.sync_first and self._sync(notices)
             ctx = ToolContext(self.vault, notices)
             data = tool.run(ctx, args)
@@ -229,6 +236,8 @@ class LoreServer:
             report = self.vault.sync()
         except IndexBusyError as exc:
             notices.append(f"not synced: {exc}; results may miss the latest changes")
+            return False
+        except IndexReadOnlyError:  # said on the first answer (take_notices)
             return False
         notices.extend(report.notices)
         for skipped in report.skipped:  # each unreadable file is said once per server

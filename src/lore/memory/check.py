@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..ingest.parse import date_from_name, split_frontmatter
+from ..safe_write import open_folder
 from ..store import memory as sql
 from .access import access_for
 from .derive import is_daily
@@ -214,46 +212,36 @@ def _entry_findings(
     return out
 
 
-def _fix_last_activity(vault: Vault, finding: Finding, date: str, kind: str) -> bool:
-    path = vault.root / finding.path
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
+def _with_last_activity(text: str, date: str, kind: str, line: int) -> str | None:
+    """The card's text with its last activity written in (None: the card moved)."""
     if kind == "file":
         source, _body, _line = split_frontmatter(text)
         opening = _FM_OPEN.match(text)
         if source is None or opening is None:
-            new = f"---\nlast_activity: {date}\n---\n{text}"
-        else:
-            at = opening.end() + len(source)
-            sep = "" if not source or source.endswith("\n") else "\n"
-            new = f"{text[:at]}{sep}last_activity: {date}\n{text[at:]}"
-    else:
-        lines = text.split("\n")
-        at = finding.line  # the heading line (1-based): insert right after it
-        if not 0 < at <= len(lines):
+            return f"---\nlast_activity: {date}\n---\n{text}"
+        at = opening.end() + len(source)
+        sep = "" if not source or source.endswith("\n") else "\n"
+        return f"{text[:at]}{sep}last_activity: {date}\n{text[at:]}"
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):  # the heading line (1-based): insert right after it
+        return None
+    lines.insert(line, f"- **最后活动**：{date}")
+    return "\n".join(lines)
+
+
+def _fix_last_activity(vault: Vault, finding: Finding, date: str, kind: str) -> bool:
+    folder_rel, _, name = finding.path.rpartition("/")
+    with open_folder(vault.root, folder_rel, create=False) as folder:  # never through a link
+        raw = folder.read(name)
+        try:
+            text = None if raw is None else raw.decode("utf-8")
+        except UnicodeDecodeError:
             return False
-        lines.insert(at, f"- **最后活动**：{date}")
-        new = "\n".join(lines)
-    _atomic_write(path, new)
+        new = None if text is None else _with_last_activity(text, date, kind, finding.line)
+        if new is None:
+            return False
+        folder.write(name, new.encode("utf-8"))
     return True
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    mode = path.stat().st_mode & 0o777
-    fd, temp = tempfile.mkstemp(prefix=".lore-", suffix=".md", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
 
 
 def check(vault: Vault, *, fix: bool = False, stale_days: int | None = None) -> CheckReport:

@@ -25,7 +25,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, IndexBusyError, IndexFullError, LoreError
+from ..errors import ConfigError, LoreError
 from ..providers.none import Absent
 from ..store import memory as sql
 from .entries import TRUST_LEVELS
@@ -33,7 +33,7 @@ from .extract import KINDS, LABELS, extract
 from .markdown import as_date
 from .model import DigestReport
 from .settings import load_memory_settings
-from .write import MAX_TEXT_BYTES, body_lines, one_line, write_daily
+from .write import MAX_TEXT_BYTES, body_lines, continuation, one_line, sync_written, write_daily
 
 if TYPE_CHECKING:
     from ..vault import Vault
@@ -178,7 +178,6 @@ def digest(
             dropped=dropped,
             notices=notices,
         )
-    path = vault.root / vault.relative_path(rel)
     created: dict[str, bool] = {}
 
     def build(current: str) -> str | None:
@@ -193,18 +192,12 @@ def digest(
         parts.append(
             f"\nsource: {source} · trust: {trust} · status: claimed · extractor: {method}\n"
         )
-        head = f"---\ndate: {day}\n---\n# {day}\n" if not current else ""
-        if current and not current.endswith("\n"):
-            head = "\n"
         created["yes"] = True
-        return head + "".join(parts)
+        return continuation(current, day) + "".join(parts)
 
-    write_daily(path, rel, build)
-    indexed = True
-    try:
-        notices += vault.sync().notices
-    except (IndexBusyError, IndexFullError):
-        indexed = False
+    write_daily(vault.root, rel, build)  # never through a link (lore.safe_write)
+    indexed, told = sync_written(vault, rel)
+    notices += told
     return DigestReport(
         rel,
         anchor,

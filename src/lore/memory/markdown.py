@@ -86,22 +86,35 @@ class Line:
     code: bool  # inside a fenced code block (or a fence line)
 
 
+def _fence_after(fence: str | None, text: str) -> tuple[str | None, bool]:
+    """(the fence open after the line `text`, is the line code) given the fence open
+    before it: a fence is closed by a run of the same character at least as long."""
+    match = _FENCE.match(text)
+    if fence is not None:
+        closes = match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+        return (None if closes else fence), True
+    if match:
+        return match.group(1), True
+    return None, False
+
+
 def iter_lines(body: str, body_line: int) -> Iterator[Line]:
     fence: str | None = None
     offset = 0
     for number, raw in enumerate(body.split("\n")):
         text = raw.rstrip("\r")
-        match = _FENCE.match(text)
-        if fence is not None:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                fence = None
-            yield Line(body_line + number, text, offset, True)
-        elif match:
-            fence = match.group(1)
-            yield Line(body_line + number, text, offset, True)
-        else:
-            yield Line(body_line + number, text, offset, False)
+        fence, code = _fence_after(fence, text)
+        yield Line(body_line + number, text, offset, code)
         offset += len(raw) + 1
+
+
+def open_fence(body: str) -> str | None:
+    """The code fence still open at the end of `body` (its opening run, e.g. "```"), or
+    None: text appended after an unclosed fence would be read as code."""
+    fence: str | None = None
+    for raw in body.split("\n"):
+        fence, _code = _fence_after(fence, raw.rstrip("\r"))
+    return fence
 
 
 def split_heading(text: str) -> tuple[str, str | None]:

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, IndexBusyError, IndexFullError, PathError
+from ..errors import ConfigError, IndexBusyError, IndexFullError, IndexReadOnlyError, PathError
+from ..safe_write import append_locked
 from ..store import memory as sql
-from .daily import append_locked
 from .entries import STATUSES, TRUST_LEVELS, parse_daily
-from .markdown import fold_key
+from .markdown import fold_key, iter_lines, open_fence
 from .model import Memory
 from .registry import Registry
 from .settings import load_memory_settings
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 MAX_TEXT_BYTES = 64 * 1024
 MAX_ENTITIES = 64
 TITLE_CHARS = 48
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
 def check_text(text: object, what: str = "remember") -> str:
@@ -67,19 +66,44 @@ def body_lines(text: str) -> str:
     """The entry text as Markdown that cannot break the note: a line that would start a
     heading is escaped, and an unclosed code fence is closed."""
     out: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        match = _FENCE.match(line)
-        if fence is None and match:
-            fence = match.group(1)
-        elif fence is not None and match and match.group(1)[0] == fence[0]:
-            fence = None
-        elif fence is None and line.lstrip().startswith("#"):
-            line = "\\" + line.lstrip()
-        out.append(line.rstrip())
+    for line in iter_lines(text, 1):
+        escape = not line.code and line.text.lstrip().startswith("#")
+        out.append(("\\" + line.text.lstrip() if escape else line.text).rstrip())
+    fence = open_fence(text)
     if fence is not None:
         out.append(fence)
     return "\n".join(out)
+
+
+def continuation(current: str, date: str) -> str:
+    """What goes before a block appended to the daily note `current`: a new note's front
+    matter and title, else a line break when the note does not end with one, and the
+    closing fence of a code block left open (the block would be read as code otherwise:
+    never found, and written again by the next call)."""
+    if not current:
+        return f"---\ndate: {date}\n---\n# {date}\n"
+    head = "" if current.endswith("\n") else "\n"
+    fence = open_fence(current)
+    return head + (f"{fence}\n" if fence is not None else "")
+
+
+def sync_written(vault: Vault, rel: str) -> tuple[bool, list[str]]:
+    """Sync after writing the note `rel`: (is it in the index now, what to tell). A busy
+    or read-only index, or a note the ignore rules leave out, is said, never hidden."""
+    try:
+        report = vault.sync()
+    except IndexBusyError:
+        return False, ["the index is busy; the entry is saved and the next sync indexes it"]
+    except IndexFullError:
+        return False, ["the disk is full; the entry is saved and the next sync indexes it"]
+    except IndexReadOnlyError as exc:
+        return False, [f"saved but not indexed: {exc.message}"]
+    if sql.has_note(vault.store, rel):
+        return True, list(report.notices)
+    why = next((s.reason for s in report.skipped if s.path == rel), None) or (
+        "the vault ignores it (.loreignore or an always-ignored folder)"
+    )
+    return False, [*report.notices, f"{rel} is saved but not indexed: {why}; search cannot find it"]
 
 
 def entry_title(text: str) -> str:
@@ -116,11 +140,11 @@ def normalise_entities(
     return out, notes
 
 
-def write_daily(path: Path, rel: str, build: Callable[[str], str | None]) -> None:
-    """append_locked, with a file-system failure (a file where the folder must be, a full
-    disk, no permission) as one line naming the note."""
+def write_daily(root: Path, rel: str, build: Callable[[str], str | None]) -> None:
+    """append_locked (never through a link), with a file-system failure (a file where the
+    folder must be, a full disk, no permission) as one line naming the note."""
     try:
-        append_locked(path, build)
+        append_locked(root, rel, build)
     except OSError as exc:
         raise PathError(f"{rel}: cannot write: {exc.strerror or exc}") from None
 
@@ -158,7 +182,6 @@ def remember(
     now = (at or dt.datetime.now()).replace(microsecond=0)
     date, clock = now.date().isoformat(), now.strftime("%H:%M:%S")
     rel = f"{settings.dir}/{date}.md"
-    path = vault.root / vault.relative_path(rel)
     meta = [f"status: {status}", f"trust: {trust}"]
     if source:
         meta.append(f"source: {source}")
@@ -182,10 +205,7 @@ def remember(
         while f"{{#{anchor}}}" in current:
             anchor = f"m-{clock.replace(':', '')}-{digest[:4]}-{n}"
             n += 1
-        if not current:
-            head = f"---\ndate: {date}\n---\n# {date}\n"
-        else:
-            head = "" if current.endswith("\n") else "\n"
+        head = continuation(current, date)
         block = (
             f"\n## {clock} {entry_title(text)} {{#{anchor}}}\n\n"
             f"{body_lines(text)}\n\n{' · '.join(meta)}\n"
@@ -194,14 +214,9 @@ def remember(
         result.update(anchor=anchor, line=line, time=clock, created=True)
         return head + block
 
-    write_daily(path, rel, build)
-    indexed = True
-    try:
-        vault.sync()
-    except (IndexBusyError, IndexFullError) as exc:
-        indexed = False
-        why = "the index is busy" if isinstance(exc, IndexBusyError) else "the disk is full"
-        notes.append(f"{why}; the entry is saved and the next sync indexes it")
+    write_daily(vault.root, rel, build)  # never through a link (lore.safe_write)
+    indexed, told = sync_written(vault, rel)
+    notes += told
     return Memory(
         path=rel,
         anchor=str(result["anchor"]),

@@ -124,6 +124,10 @@ def note_texts_by_id(store: SqliteStore, ids: Sequence[int]) -> Iterator[NoteTex
 # -- reads --------------------------------------------------------------------------------
 
 
+def has_note(store: SqliteStore, path: str) -> bool:
+    return bool(store.query("SELECT 1 FROM notes WHERE path = ?", [path]))
+
+
 def entity_rows(store: SqliteStore) -> list[dict[str, Any]]:
     """Every entity definition with its note's path, date and priority, and its aliases."""
     aliases: dict[tuple[int, int], list[str]] = {}

@@ -21,6 +21,7 @@ from ..errors import (
     IndexBusyError,
     IndexError_,
     IndexFullError,
+    IndexReadOnlyError,
     SchemaError,
     VaultMismatchError,
     shown,
@@ -96,17 +97,37 @@ def damaged(db_path: Path, why: object) -> SchemaError:
     )
 
 
-class SqliteStore:
-    """An open index file. Not thread-safe: one store per thread or process."""
+class _CannotWrite(Exception):
+    """SQLite could not open the index for writing (a read-only file, folder or disk)."""
 
-    def __init__(self, db_path: Path, vault_root: Path, *, bound_to_vault: bool) -> None:
+
+class SqliteStore:
+    """An open index file. Not thread-safe: one store per thread or process.
+
+    An index that cannot be written (a read-only file, folder or mount) is opened read-only
+    (`read_only`): every read works, and every write transaction raises
+    IndexReadOnlyError. `nofollow` refuses a database path that is a symlink (the index
+    inside a vault, which the vault's author could have linked anywhere)."""
+
+    def __init__(
+        self, db_path: Path, vault_root: Path, *, bound_to_vault: bool, nofollow: bool = False
+    ) -> None:
         self.db_path = db_path
         self.vault_root = vault_root
         self._bound_to_vault = bound_to_vault
+        self.read_only = False
+        follow = apsw.SQLITE_OPEN_NOFOLLOW if nofollow else 0
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = apsw.Connection(str(db_path))
-        except (OSError, apsw.CantOpenError, UnicodeEncodeError, ValueError) as exc:
+            self._open(str(db_path), apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | follow)
+        except _CannotWrite as exc:
+            if not db_path.is_file():
+                raise IndexError_(
+                    f"cannot write index at {db_path}: {exc}",
+                    hint="use --db or LORE_DB to put the index somewhere writable",
+                ) from None
+            self._open_read_only(follow)
+        except (OSError, UnicodeEncodeError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             if isinstance(exc, UnicodeEncodeError):
                 reason = "the path is not valid UTF-8"
@@ -116,30 +137,49 @@ class SqliteStore:
                 f"cannot open index at {shown(str(db_path))}: {reason}",
                 hint="use --db or LORE_DB to put the index somewhere writable",
             ) from None
+
+    def _open_read_only(self, follow: int) -> None:
+        """Open the index for reading only: shared read-only first (it sees another
+        writer's commits), else immutable (a read-only folder where SQLite cannot make the
+        WAL's shared-memory file)."""
+        self.read_only = True
+        uri = self.db_path.absolute().as_uri()
+        flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI | follow
+        try:
+            self._open(f"{uri}?mode=ro", flags)
+        except _CannotWrite:
+            try:
+                self._open(f"{uri}?immutable=1", flags)
+            except _CannotWrite as exc:
+                raise IndexError_(f"cannot read index at {self.db_path}: {exc}") from None
+
+    def _open(self, name: str, flags: int) -> None:
+        try:
+            self.db = apsw.Connection(name, flags=flags)
+        except apsw.CantOpenError as exc:
+            raise _CannotWrite(str(exc)) from None
         self.db.setbusytimeout(BUSY_TIMEOUT_MS)
         try:
+            self.read_only = self.read_only or self.db.readonly("main")
             self._prepare()
         except apsw.BusyError:
             self.db.close()
-            raise _busy(db_path) from None
+            raise _busy(self.db_path) from None
         except apsw.FullError:
             self.db.close()
-            raise disk_full(db_path) from None
+            raise disk_full(self.db_path) from None
         except (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError) as exc:
             self.db.close()
-            raise IndexError_(
-                f"cannot write index at {db_path}: {exc}",
-                hint="use --db or LORE_DB to put the index somewhere writable",
-            ) from None
+            raise _CannotWrite(str(exc)) from None
         except apsw.NotADBError:
             self.db.close()
             raise SchemaError(
-                f"{db_path} is not a lore index (not an SQLite database)",
+                f"{self.db_path} is not a lore index (not an SQLite database)",
                 hint="move it away or point --db elsewhere",
             ) from None
         except apsw.CorruptError as exc:
             self.db.close()
-            raise damaged(db_path, exc) from None
+            raise damaged(self.db_path, exc) from None
         except BaseException:  # refused (newer, other vault) or a failed migration
             self.db.close()
             raise
@@ -147,9 +187,10 @@ class SqliteStore:
     # -- opening ---------------------------------------------------------------------------
 
     def _prepare(self) -> None:
-        if self._scalar("PRAGMA journal_mode") != "wal":
-            self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        if not self.read_only:
+            if self._scalar("PRAGMA journal_mode") != "wal":
+                self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=OFF")
         version = self._schema_version()
         if version > SCHEMA_VERSION:
@@ -160,6 +201,8 @@ class SqliteStore:
                 " version (it is derived from the files)",
             )
         if version < SCHEMA_VERSION:
+            if self.read_only:
+                raise self.read_only_error(f"and needs upgrading (schema {version})")
             with self.transaction():
                 for _name, migrate in MIGRATIONS[version:]:
                     migrate(self.db)
@@ -168,6 +211,12 @@ class SqliteStore:
                 if self.get_meta("vault_root") is None:
                     self.set_meta("vault_root", str(self.vault_root))
         self._check_vault()
+
+    def read_only_error(self, what: str = "") -> IndexReadOnlyError:
+        return IndexReadOnlyError(
+            f"index {self.db_path} is read-only{' ' + what if what else ''}: it cannot be updated",
+            hint="make it and its folder writable, or use --db or LORE_DB for another index",
+        )
 
     def _scalar(self, sql: str) -> Any:
         row = self.db.execute(sql).fetchone()
@@ -197,6 +246,8 @@ class SqliteStore:
         if self._bound_to_vault:
             # The index lives inside the vault's own .lore folder: the vault was moved or
             # copied with it. It is still this vault's index; record the new place.
+            if self.read_only:
+                return
             with self.transaction():
                 self.set_meta("vault_root", str(self.vault_root))
             return
@@ -214,6 +265,8 @@ class SqliteStore:
     def transaction(self) -> Iterator[None]:
         """BEGIN IMMEDIATE … COMMIT; any exception rolls everything back (once: SQLite may
         have rolled back already, e.g. when the disk filled up)."""
+        if self.read_only:
+            raise self.read_only_error()
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except apsw.BusyError:
@@ -429,8 +482,11 @@ class SqliteStore:
         return FTS_COLUMNS
 
 
+DEFAULT_DB_NAME = "index.sqlite"
+
+
 def default_db_path(vault_root: Path) -> Path:
-    return vault_root / ".lore" / "index.sqlite"
+    return vault_root / ".lore" / DEFAULT_DB_NAME
 
 
 def db_path_from_env() -> Path | None:
