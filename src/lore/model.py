@@ -22,10 +22,12 @@ class Heading:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file the sync could not (fully) take in, and why, in one line."""
+    """A file the sync could not (fully) take in, and why, in one line. `kind` names the
+    problem, so the same one across many files can be counted instead of repeated."""
 
     path: str
     reason: str
+    kind: str = ""
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..ingest.parse import date_from_name, split_frontmatter
+from ..ingest.markdown import date_from_name, iter_lines
+from ..ingest.parse import split_frontmatter
 from ..store import memory as sql
 from .access import access_for
 from .derive import is_daily
 from .entities import Entities
-from .markdown import block_id, fold_key, iter_lines, link_key, slug, split_heading
+from .markdown import block_id, fold_key, link_key, slug, split_heading
 from .model import CheckReport, Finding
 from .settings import load_memory_settings
 

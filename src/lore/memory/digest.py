@@ -26,12 +26,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, IndexBusyError, LoreError
+from ..ingest.markdown import as_date
 from ..providers.none import Absent
 from ..store import memory as sql
 from .daily import append_locked
 from .entries import TRUST_LEVELS
 from .extract import KINDS, LABELS, extract
-from .markdown import as_date
 from .model import DigestReport
 from .settings import load_memory_settings
 from .write import MAX_TEXT_BYTES, body_lines, one_line

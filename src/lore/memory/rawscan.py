@@ -14,12 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..ingest.parse import date_from_name
+from ..ingest.markdown import HEADING, date_from_name
 from ..ingest.scan import scan_vault
 from ..model import Skipped
 from ..retrieve.query import plan
 from .access import Access
-from .markdown import HEADING
 from .model import MemoryHit
 
 if TYPE_CHECKING:
