@@ -47,6 +47,7 @@ class Settings:
     tag_log_alpha: float = 5.0
     fusion: str = "weighted"  # weighted | rrf
     query_tags: tuple[int, int] = (8, 12)  # min, max query_tags
+    gitignore: bool = True  # leave out what the vault's .gitignore files leave out
 
 
 _ENV = {
@@ -81,6 +82,7 @@ _ENV = {
         )
     },
     "LORE_INBOX": "inbox",
+    "LORE_GITIGNORE": "gitignore",
     "LORE_SCRAPE_CMD": "scrape_cmd",
 }
 
@@ -167,6 +169,7 @@ _SEMANTIC: dict[str, Any] = {
     "tag_vec_fraction": _fraction,
     "tag_log_alpha": float,
     "query_tags": _tag_range,
+    "gitignore": parse_flag,
     **{f"score_weights_mode{n}": _weights for n in range(1, 5)},
 }
 

@@ -8,7 +8,8 @@ where there is one, the remedy (`hint`).
     ├── IndexError_          the index cannot be used as it is
     │   ├── IndexBusyError   another process holds the write lock
     │   ├── VaultMismatchError  the index belongs to another vault
-    │   └── SchemaError      the index was written by a newer lore, or is damaged
+    │   ├── SchemaError      the index was written by a newer lore, or is damaged
+    │   └── NoIndexError     the vault has no index yet (`lore index PATH` makes one)
     ├── QueryError           a query argument cannot be used (a bad date, a bad limit)
     └── CaptureError         a page or file cannot be captured (names the URL or file)
 """
@@ -65,6 +66,10 @@ class VaultMismatchError(IndexError_):
 
 
 class SchemaError(IndexError_):
+    pass
+
+
+class NoIndexError(IndexError_):
     pass
 
 

@@ -37,7 +37,7 @@ def ingest(vault: Path, *args: str, input: bytes | str | None = None) -> Result:
 
 
 def frontmatter(path: Path) -> dict[str, Any]:
-    return parse_note(path.read_text(encoding="utf-8"), path.name, None).frontmatter
+    return parse_note(path.read_text(encoding="utf-8"), path.name).frontmatter
 
 
 def inbox(vault: Path, folder: str = "inbox") -> list[Path]:
@@ -47,7 +47,9 @@ def inbox(vault: Path, folder: str = "inbox") -> list[Path]:
 
 @pytest.fixture
 def vault(make_vault: MakeVault) -> Path:
-    return make_vault({"hand/written.md": "# Hand\n\nA note written by hand.\n"}, name="v")
+    return make_vault(
+        {"hand/written.md": "# Hand\n\nA note written by hand.\n"}, name="v", index=True
+    )
 
 
 @pytest.fixture
@@ -287,7 +289,7 @@ def test_captured_notes_are_ordinary_notes(vault: Path, clips: Path, make_vault:
     with lore.open(vault) as opened:
         report = capture(opened, str(clips), CaptureOptions(tags=("clip",)))
     assert len(report.added) == 4
-    copy = make_vault(name="copy")
+    copy = make_vault(name="copy", index=True)
     shutil.copytree(vault, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".lore"))
     for src in vault.rglob("*.md"):  # same bytes and mtime: the files are indistinguishable
         shutil.copystat(src, copy / src.relative_to(vault))

@@ -6,12 +6,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lore.ingest.markdown import as_date, leading_date
+from lore.ingest.parse import parse_note
 from lore.memory.cards import parse_cards
 from lore.memory.digest import read_transcript
 from lore.memory.entries import parse_core, parse_daily, parse_meta, pointer
 from lore.memory.extract import extract
-from lore.ingest.markdown import as_date, leading_date
-from lore.ingest.parse import parse_note
 from lore.memory.markdown import fold_key, link_key, slug
 from lore.memory.mentions import Matcher
 from lore.memory.write import body_lines, entry_title

@@ -39,10 +39,12 @@ def vault_options(func: F) -> F:
     return func
 
 
-def open_from_options(vault: str | None, db: str | None) -> Any:
+def open_from_options(vault: str | None, db: str | None, *, create: bool = False) -> Any:
+    """Open the vault. Only `lore index` and `lore rebuild` make a first index (`create`);
+    every other command in a folder without one says how to make it."""
     from ..vault import open_vault
 
-    opened = open_vault(vault, db=db)
+    opened = open_vault(vault, db=db, create=create)
     ctx = click.get_current_context(silent=True)
     if ctx is not None:  # named if the index turns out damaged (LoreGroup.invoke)
         ctx.find_root().meta["lore.db"] = str(opened.db_path)

@@ -56,7 +56,7 @@ from . import open_from_options, vault_options
     "--sync/--no-sync",
     "do_sync",
     default=False,
-    help="Sync the index first (it is always built when missing).",
+    help="Sync the index first.",
 )
 @vault_options
 def report_cmd(
@@ -82,7 +82,7 @@ def report_cmd(
     from ..present.report_files import render_report, write_report
 
     with open_from_options(vault_opt, db) as opened:
-        if do_sync or opened.status().last_sync is None:
+        if do_sync:
             for notice in opened.sync().notices:
                 click.echo(f"lore: notice: {notice}", err=True)
         report = opened.report(since=since, today=today, limit=limit)

@@ -223,6 +223,7 @@ def sync(
     rebuild: bool = False,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     progress: Progress | None = None,
+    gitignore: bool = True,
 ) -> SyncReport:
     """Bring the index in line with the files; with `rebuild`, re-derive every note.
 
@@ -232,7 +233,7 @@ def sync(
     if store.get_meta("tokenizer_version") != TOKENIZER_VERSION:
         rebuild = rebuild or bool(store.query("SELECT 1 FROM notes LIMIT 1"))
     run = _Sync(store, root, rebuild, max_file_bytes)
-    files = list(scan_vault(root, run.skipped))
+    files = list(scan_vault(root, run.skipped, gitignore=gitignore))
     seen = {f.path for f in files}
 
     # A read-only look first: when nothing needs reading and nothing vanished, take no lock.

@@ -31,6 +31,7 @@ _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _TOP_KEY = re.compile(
     r"^(?:[\"'][^\"'\n]*[\"']|[^\s#\-\"'][^:\n]*?)[ \t]*:(?:[ \t]|$)", re.MULTILINE
 )
+_REASON = re.compile(r"\((.*)\)\Z")
 # Front matter keys that date a note, most specific first.
 DATE_KEYS = ("date", "created", "published")
 
@@ -201,18 +202,13 @@ def read_frontmatter(source: str) -> tuple[dict[str, Any], list[Problem]]:
         except FrontMatterError as exc:
             error = exc
         key = block.split(":", 1)[0].strip().strip("\"'")[:60]
+        why = _REASON.search(str(error))
+        reason = f"front matter {key} cannot be read ({why.group(1) if why else error})"
         as_text = _as_text(block)
         if as_text is not None:  # a value YAML cannot build (2026-02-30): keep what is written
             kept.update(as_text)
-            problems.append(
-                Problem("frontmatter_key", f"front matter {key}: {error}; kept as text", key)
-            )
-        else:
-            problems.append(
-                Problem(
-                    "frontmatter_key", f"front matter {key}: {error}; the other keys are kept", key
-                )
-            )
+        remedy = "kept as text" if as_text is not None else "the other keys are kept"
+        problems.append(Problem("frontmatter_key", f"{reason}; {remedy}", key))
     return kept, problems
 
 

@@ -98,7 +98,7 @@ def raw_scan(
     scored: list[tuple[float, str, int, int]] = []
     skipped: list[Skipped] = []
     scanned = 0
-    for stat in scan_vault(vault.root, skipped):
+    for stat in scan_vault(vault.root, skipped, gitignore=vault.settings.gitignore):
         if not access.allows(stat.path):
             continue
         try:

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from ..model import Hit, SearchResult, SyncReport
+from ..model import Hit, SearchResult, Skipped, SyncReport
 
 BOLD = "\x1b[1m"
 DIM = "\x1b[2m"
@@ -80,7 +80,38 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
     return "\n\n".join(blocks)
 
 
-def format_sync(report: SyncReport) -> str:
+# Above this many files with one kind of problem, one line counts them (--json lists all).
+GROUP_ABOVE = 3
+_KIND_LABELS = {
+    "date": "a front matter date that is not a date",
+    "frontmatter": "front matter that cannot be read",
+    "frontmatter_key": "a front matter key that cannot be read",
+    "unreadable": "a file that cannot be read",
+    "truncated": "a file larger than max_file_bytes",
+    "empty": "an empty note",
+}
+
+
+def _problem_lines(label: str, items: list[Skipped]) -> list[str]:
+    """One line per file, or one line per kind of problem when many files share it."""
+    groups: dict[str, list[Skipped]] = {}
+    for item in items:
+        groups.setdefault(item.kind or item.reason, []).append(item)
+    lines: list[str] = []
+    for kind, group in groups.items():
+        if len(group) <= GROUP_ABOVE or not group[0].kind:
+            lines += [f"  {label} {clean(g.path)}: {clean(g.reason)}" for g in group]
+            continue
+        first = group[0]
+        what = _KIND_LABELS.get(kind, kind)
+        lines.append(
+            f"  {label} {len(group)} notes: {what}, e.g. {clean(first.path)}: {clean(first.reason)}"
+            " (--json lists each)"
+        )
+    return lines
+
+
+def format_sync(report: SyncReport, *, quiet: bool = False) -> str:
     parts = [
         f"added {len(report.added)}",
         f"changed {len(report.changed)}",
@@ -89,11 +120,14 @@ def format_sync(report: SyncReport) -> str:
     ]
     if report.skipped:
         parts.append(f"skipped {len(report.skipped)}")
+    if report.warnings:
+        parts.append(f"warnings {len(report.warnings)}")
     if report.embedded:
         parts.append(f"embedded {report.embedded}")
     lines = [", ".join(parts) + f" ({report.seconds:.2f} s)"]
-    lines += [f"  skipped {clean(s.path)}: {clean(s.reason)}" for s in report.skipped]
-    lines += [f"  warning {clean(w.path)}: {clean(w.reason)}" for w in report.warnings]
+    if not quiet:
+        lines += _problem_lines("skipped", report.skipped)
+        lines += _problem_lines("warning", report.warnings)
     return "\n".join(lines)
 
 
@@ -105,12 +139,21 @@ def format_mapping(data: dict[str, Any], indent: str = "") -> str:
             lines.append(format_mapping(value, indent + "  "))
         elif isinstance(value, list):
             lines.append(f"{indent}{key}: {len(value)}")
-            lines += [f"{indent}  - {clean(str(item))}" for item in value[:50]]
+            lines += [f"{indent}  - {clean(_plain(item))}" for item in value[:50]]
             if len(value) > 50:
                 lines.append(f"{indent}  … {len(value) - 50} more")
         else:
-            lines.append(f"{indent}{key}: {clean(str(value))}")
+            lines.append(f"{indent}{key}: {clean(_plain(value))}")
     return "\n".join(lines)
+
+
+def _plain(value: Any) -> str:
+    """A value as a person reads it: no Python spellings (None, True)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 class ProgressBar:

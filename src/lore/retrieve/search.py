@@ -36,6 +36,9 @@ class Filters:
     path: str | None = None
     since: str | None = None
     until: str | None = None
+    # A date window leaves out undated notes (no date in front matter, file name or text)
+    # unless asked: they may be from any time.
+    include_undated: bool = False
     # Access rules (lore.memory.access): the GLOBs a principal may see; None = everything.
     # Applied in SQL wherever notes are ranked or counted, so nothing else leaks.
     allow: tuple[str, ...] | None = None
@@ -78,6 +81,8 @@ def make_filters(
     path: str | None = None,
     since: str | None = None,
     until: str | None = None,
+    *,
+    include_undated: bool = False,
 ) -> Filters:
     if isinstance(tags, str):
         tags = [tags]
@@ -86,7 +91,7 @@ def make_filters(
     hi = parse_date_bound(until, name="--until", end=True)
     if lo and hi and lo > hi:
         raise QueryError(f"--since {since} is after --until {until}")
-    return Filters(clean_tags, path.strip() if path else None, lo, hi)
+    return Filters(clean_tags, path.strip() if path else None, lo, hi, include_undated)
 
 
 def _glob(path: str) -> str:
@@ -106,12 +111,16 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     if filters.path:
         clauses.append("n.path GLOB ?")
         params.append(_glob(filters.path))
+    dated = []
     if filters.since:
-        clauses.append("n.date >= ?")
+        dated.append("n.date >= ?")
         params.append(filters.since)
     if filters.until:
-        clauses.append("n.date <= ?")
+        dated.append("n.date <= ?")
         params.append(filters.until)
+    if dated:
+        window = " AND ".join(dated)
+        clauses.append(f"({window} OR n.date IS NULL)" if filters.include_undated else window)
     if filters.allow is not None:
         clauses.append(_allow_clause(filters.allow))
         params.extend(filters.allow)
