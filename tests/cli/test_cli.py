@@ -359,3 +359,29 @@ def test_console_script_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.splitlines() == [f"lore: error: vault {tmp_path / 'missing'} does not exist"]
+
+
+def test_a_chinese_search_process_loads_no_keyword_extraction(tmp_path: Path) -> None:
+    """A one-shot `lore search` pays for every module it imports: a Chinese query needs a
+    segmenter, never jieba's keyword (analyse) or part-of-speech (posseg) modules."""
+    vault = tmp_path / "zh"
+    write_files(vault, {"a.md": "# 编程\n\nAI 编程助手的使用笔记。\n", "b.md": "# 其他\n\n无关。\n"})
+    assert lore_process("index", vault, cwd=tmp_path).returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lore", "search", "AI 编程", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=vault,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [h["path"] for h in json.loads(done.stdout)["hits"]][:1] == ["a.md"]
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "lore.retrieve.query" in imported  # the measurement saw the search path
+    assert {"rjieba", "jieba"} & imported  # a segmenter, for the Chinese word
+    assert not {m for m in imported if m.startswith(("jieba.analyse", "jieba.posseg"))}

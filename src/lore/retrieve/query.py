@@ -19,7 +19,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens
+from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens, segmenter
 
 MAX_TERMS = 48
 MAX_QUERY_CHARS = 2000
@@ -82,32 +82,21 @@ class QueryPlan:
         return not self.terms
 
 
-@lru_cache(maxsize=1)
-def _jieba() -> object:
-    import logging
-
-    import jieba  # deferred: ~0.7 s to load its dictionary, only needed for CJK queries
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return jieba
-
-
 def cjk_words(run: str) -> list[str]:
     """Words of a CJK run: dictionary words (search mode: long words and their parts), and
     runs of characters the dictionary left single, which are mostly names it does not know
     ("客户去重规则" → 客户, 规则 and 去重)."""
-    seg = _jieba()
+    seg = segmenter()
     words: list[str] = []
     singles = ""
-    for piece in seg.cut(run):  # type: ignore[attr-defined]
+    for piece in seg.cut(run):
         if len(piece) == 1 and piece not in _ZH_STOP_CHARS:
             singles += piece
             continue
         if len(singles) > 1:
             words.append(singles)
         singles = ""
-        words.extend(w for w in seg.cut_for_search(piece) if len(w) > 1)  # type: ignore[attr-defined]
+        words.extend(w for w in seg.cut_for_search(piece) if len(w) > 1)
     if len(singles) > 1:
         words.append(singles)
     return words
