@@ -60,6 +60,7 @@ bench: $(STAMP_BENCH)
 	$(BIN)/python -m bench.reliability
 	$(BIN)/python -m bench.mcp_latency
 	$(BIN)/python -m bench.memory
+	$(BIN)/python -m bench.realvault
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,4 +1,5 @@
-"""lore behind the same System interface as the baselines, plus a guarded import.
+"""lore behind the same System interface as the baselines, plus a guarded import, and
+`LoreVault`: lore on a real vault folder with its index at an explicit path (bench.realvault).
 
 lore is being written alongside this harness, so importing it may fail (not installed, half
 written). `import_lore()` never raises: it returns the module or the reason it is unusable,
@@ -12,6 +13,7 @@ import importlib
 import re
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -143,3 +145,69 @@ class LoreMode3System(LoreSystem):
         self._vault.sync()
         if self._vault.mode != "mode3":
             self.warnings.append(f"ran in {self._vault.mode}: {self._vault.status().capabilities}")
+
+
+def _remove_index(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+
+
+class LoreVault:
+    """lore on one vault with its index at an explicit path outside the vault."""
+
+    name = "lore"
+
+    def __init__(self, lore: ModuleType, vault: Path, db: Path) -> None:
+        self.lore, self.vault_dir, self.db = lore, vault, db
+        self._vault: Any = None
+        self.indexed: list[str] = []
+        self.build: dict[str, Any] = {}
+
+    def index(self) -> None:
+        """A fresh full index: the old one is deleted first."""
+        self.db.parent.mkdir(parents=True, exist_ok=True)
+        _remove_index(self.db)
+        start = time.perf_counter()
+        self._vault = self.lore.open(self.vault_dir, db=self.db)
+        report = self._vault.sync()
+        self.build = {
+            "index_s": time.perf_counter() - start,
+            "indexed": len(report.added),
+            "skipped": [f"{s.path}: {s.reason}" for s in report.skipped][:20],
+            "warnings": len(report.warnings),
+        }
+        self.indexed = list(report.added)
+
+    def search(self, query: str, k: int) -> list[str]:
+        # A note may come back as several hits (sections): only its first appearance counts.
+        return list(dict.fromkeys(hit.path for hit in self._vault.search(query, limit=k)))
+
+    def explain(self, query: str, k: int) -> dict[str, Any]:
+        """The plan and the top hits' evidence (`--explain`), for the failures section."""
+        result = self._vault.search(query, limit=k, explain=True)
+        plan: dict[str, Any] = {"matched": getattr(result, "matched", None)}
+        if getattr(result, "reason", None):
+            plan["reason"] = result.reason
+        hits = []
+        for hit in list(result)[:3]:
+            ex = hit.explain.to_dict() if getattr(hit, "explain", None) else {}
+            for key in ("query_terms", "dropped_terms", "fts_query"):
+                plan.setdefault(key, ex.get(key))
+            hits.append(
+                {
+                    "path": hit.path,
+                    "score": round(float(hit.score), 4),
+                    "matched_terms": ex.get("matched_terms"),
+                    "fields": {f: round(v, 3) for f, v in (ex.get("fields") or {}).items()},
+                }
+            )
+        return {**plan, "top": hits}
+
+    @property
+    def is_open(self) -> bool:
+        return self._vault is not None
+
+    def close(self) -> None:
+        if self._vault is not None:
+            self._vault.close()
+            self._vault = None
