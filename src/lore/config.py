@@ -87,7 +87,7 @@ _ENV = {
 }
 
 
-CHANNELS = ("vec", "fts", "tag", "priority", "recency")
+CHANNELS = ("vec", "fts", "tag", "name", "priority", "recency")
 
 
 def _weights(value: Any) -> dict[str, float]:

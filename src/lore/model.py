@@ -75,13 +75,16 @@ class Explain:
     matched_terms: list[str]
     query_terms: list[str]
     fts_query: str
-    dropped_terms: list[str]  # too common to discriminate, or absent from the index
+    dropped_terms: list[str]  # absent from the index: they match nothing
     # The semantic layer (issue 8): the query plan and every channel's raw and weighted score.
     query_refine: str | None = None
     query_tags: list[str] = field(default_factory=list)
     planner: str = "heuristic"  # heuristic | llm
     channels: dict[str, dict[str, float]] = field(default_factory=dict)
     passage: str | None = None  # the passage whose vector matched best (long notes)
+    # Too common to bring candidates: they scored the candidates the rarer terms brought.
+    score_only_terms: list[str] = field(default_factory=list)
+    excluded_terms: list[str] = field(default_factory=list)  # -word: no hit holds them
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -47,6 +47,14 @@ def note_names(title: str, frontmatter: dict[str, Any], path: str) -> list[str]:
     return out
 
 
+# A token every note's body ends with and no text can produce (a private-use character
+# is not a word character to the tokenizer; FTS5's ascii tokenizer keeps it as a token).
+# A query's common terms are ANDed with "(common OR EVERY_NOTE)": they score every
+# candidate the rare terms bring without bringing candidates themselves
+# (lore.retrieve.query). Its IDF is ~0, so it adds nothing to any score.
+EVERY_NOTE = "\ue000"
+
+
 def fts_fields(
     names: list[str], tags: list[str], summary: str, body: str
 ) -> tuple[str, str, str, str]:
@@ -55,7 +63,7 @@ def fts_fields(
         index_text("\n".join(names)),
         index_text(" ".join(tags)),
         index_text(summary),
-        index_text(body),
+        f"{index_text(body)} {EVERY_NOTE}".lstrip(),
     )
 
 

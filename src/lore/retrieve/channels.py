@@ -69,6 +69,16 @@ def fts_candidates(
     return dict(rank(store, plan, filters, pool, weights))
 
 
+def without_excluded(store: SqliteStore, plan: QueryPlan, ids: list[int]) -> list[int]:
+    """The ids (in order) of notes that hold none of the plan's excluded terms."""
+    if not plan.excluded or not ids:
+        return ids
+    query = " OR ".join(t.fts() for t in plan.excluded)
+    # One pass over the excluded terms' notes (a rowid list makes FTS5 seek per row).
+    holding = {int(r[0]) for r in store.query("SELECT rowid FROM fts WHERE fts MATCH ?", [query])}
+    return [i for i in ids if i not in holding]
+
+
 # -- vectors -----------------------------------------------------------------------------
 
 

@@ -10,15 +10,22 @@ Terms:
   characters, so "去重" matches inside "客户去重规则", plus its single characters, so names
   no dictionary knows and colloquial phrasing still match. Filler ("我记得", "帮我找找",
   "来着") and function characters are dropped first.
+- `-word` and `-"a phrase"` exclude: no hit holds them.
+
+Every term scores every candidate. Terms too common to say which notes to look at (a
+character most notes hold) are `score_only`: the full-text query is
+`(rare terms) AND (common terms OR <every note>)`, so FTS5 reads candidates from the rare
+terms' lists alone and still computes BM25 over all terms for each of them.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..derive.fields import EVERY_NOTE
 from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens, segmenter
 
 MAX_TERMS = 48
@@ -70,12 +77,32 @@ class QueryTerm:
 @dataclass(frozen=True)
 class QueryPlan:
     text: str
-    terms: list[QueryTerm]
+    terms: list[QueryTerm]  # every term that scores, in query order
+    # Of `terms`: too common to bring candidates (lore.retrieve.search.prune), rarest first.
+    score_only: tuple[QueryTerm, ...] = ()
+    excluded: list[QueryTerm] = field(default_factory=list)  # -word: no hit holds these
+
+    @property
+    def generating(self) -> list[QueryTerm]:
+        """The terms whose notes are the candidates."""
+        return [t for t in self.terms if t not in self.score_only]
 
     @property
     def fts_query(self) -> str:
         # An empty plan still yields valid FTS5 syntax: the empty phrase matches nothing.
-        return " OR ".join(term.fts() for term in self.terms) or '""'
+        query = " OR ".join(term.fts() for term in self.generating) or '""'
+        if self.score_only:
+            common = " OR ".join(term.fts() for term in self.score_only)
+            query = f'({query}) AND ({common} OR "{EVERY_NOTE}")'
+        if self.excluded:
+            query = f"({query}) NOT ({' OR '.join(term.fts() for term in self.excluded)})"
+        return query
+
+    @property
+    def candidate_query(self) -> str:
+        """The notes that are candidates at all (for counting them): generating terms."""
+        plain = QueryPlan(self.text, self.generating, excluded=self.excluded)
+        return plain.fts_query
 
     @property
     def empty(self) -> bool:
@@ -132,14 +159,26 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
     """Build the query plan for any user string (never raises)."""
     text = text[:MAX_QUERY_CHARS]
     terms: list[QueryTerm] = []
+    excluded: list[QueryTerm] = []
     rest = text
     for match in _QUOTED.finditer(text):
         quoted = next(g for g in match.groups() if g is not None)
         tokens = tuple(t.term for t in iter_tokens(quoted))
+        negated = (
+            match.start() > 0
+            and text[match.start() - 1] == "-"
+            and (match.start() == 1 or text[match.start() - 2].isspace())
+        )
         if tokens:
-            terms.append(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"))
-        rest = rest.replace(match.group(0), " ", 1)
+            term = QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word")
+            (excluded if negated else terms).append(term)
+        rest = rest.replace(("-" if negated else "") + match.group(0), " ", 1)
     for chunk in rest.split():
+        if chunk.startswith("-") and len(chunk) > 1:
+            tokens = tuple(t.term for t in iter_tokens(chunk[1:]))
+            if tokens:
+                excluded.append(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"))
+            continue
         if has_cjk(chunk):
             for piece in re.split(f"([{_cjk_class()}]+)", chunk):
                 if not piece:
@@ -151,12 +190,12 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
     if content:
         terms = content
     unique: list[QueryTerm] = []
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[str, ...]] = {t.tokens for t in excluded}
     for term in terms:
         if term.tokens not in seen:
             seen.add(term.tokens)
             unique.append(term)
-    return QueryPlan(text=text, terms=unique[:max_terms])
+    return QueryPlan(text=text, terms=unique[:max_terms], excluded=excluded[:max_terms])
 
 
 @lru_cache(maxsize=1)

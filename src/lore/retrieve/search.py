@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import QueryError
 from ..model import Explain, Hit, SearchResult
 from ..store.sqlite import SqliteStore
-from .query import QueryPlan, plan
+from .query import QueryPlan, QueryTerm, plan
 from .snippet import Evidence, build_evidence, matched_in
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
@@ -160,16 +160,20 @@ def prune(
     query_plan: QueryPlan,
     max_df_ratio: float,
     allow: tuple[str, ...] | None = None,
+    *,
+    want: int = 0,
 ) -> tuple[QueryPlan, list[str]]:
-    """Drop terms that cannot match or barely discriminate, before FTS5 sees them.
+    """Split the terms into those that bring candidates and those that only score them.
 
     BM25 gives a term found in more than `max_df_ratio` of the notes a small weight, yet
-    FTS5 must score every note that holds it: at 100k notes a long question's common
-    characters make it 10x slower for a change in ranking that rarely matters. So in
-    queries of more than PRUNE_ABOVE_TERMS terms, single tokens that common are dropped;
-    phrases are always kept (a phrase of common characters can still be rare). Terms
-    absent from the index are dropped in every query (they match nothing).
-    Returns the pruned plan and the texts of the dropped terms (for --explain).
+    FTS5 would read every note that holds it: at 100k notes a long question's common
+    characters make it 10x slower. So single CJK characters that common, single words
+    that common in queries of more than PRUNE_ABOVE_TERMS terms, and dictionary words made
+    only of very common characters become `score_only`: they score every candidate (notes
+    holding every query word come first), but the rarer terms say which notes are the
+    candidates. When those rare terms are found in fewer than `want` notes, the rarest
+    common terms bring candidates too (recall first). Terms absent from the index match
+    nothing and are left out; their texts are returned (for --explain).
     """
     tokens = sorted({tok for term in query_plan.terms for tok in term.tokens})
     if allow is not None:
@@ -179,30 +183,64 @@ def prune(
         df = store.document_frequencies(tokens)
         total = max(int(store.query("SELECT count(*) FROM notes")[0][0]), 1)
     limit = max_df_ratio * total
-    kept, dropped = [], []
     many = len(query_plan.terms) > PRUNE_ABOVE_TERMS
-    for term in query_plan.terms:
-        rarest = min(df.get(tok, 0) for tok in term.tokens)
+
+    def rarest(term: QueryTerm) -> int:
+        return min(df.get(tok, 0) for tok in term.tokens)
+
+    present = [t for t in query_plan.terms if rarest(t) > 0]
+    absent = [t.text for t in query_plan.terms if rarest(t) == 0]
+    common: list[QueryTerm] = []
+    for term in present:
         # Single CJK characters are the bulk of a Chinese query's terms and of its cost;
-        # single words are pruned only in long queries (English words carry more weight).
+        # single words only in long queries (English words carry more weight).
         single = len(term.tokens) == 1 and (many or term.kind == "cjk_char")
         # A dictionary word made only of very common characters ("成为", "开始") is itself
-        # common: scoring it costs as much as scoring its characters, for as little gain.
-        common_word = term.kind == "cjk_word" and rarest > COMMON_WORD_DF_RATIO * total
-        common = (single and rarest > limit) or common_word
-        if rarest == 0 or common:
-            dropped.append(term)
-        else:
-            kept.append(term)
-    if not kept:
-        # Everything is common: keep the rarest few so the query still ranks something.
-        present = [t for t in query_plan.terms if min(df.get(x, 0) for x in t.tokens) > 0]
-        present.sort(key=lambda t: min(df[x] for x in t.tokens))
-        kept = present[:KEEP_WHEN_ALL_COMMON]
-        dropped = [t for t in dropped if t not in kept]
-    kept_set = set(kept)
-    ordered = [t for t in query_plan.terms if t in kept_set]
-    return QueryPlan(text=query_plan.text, terms=ordered), [t.text for t in dropped]
+        # common: reading its notes costs as much as reading its characters'.
+        common_word = term.kind == "cjk_word" and rarest(term) > COMMON_WORD_DF_RATIO * total
+        if (single and rarest(term) > limit) or common_word:
+            common.append(term)
+    common.sort(key=rarest)
+    generating = [t for t in present if t not in common]
+    # Everything common: the rarest few bring the candidates. Too few candidates: the
+    # rarest common terms bring more (a note holds at least the most frequent one's count).
+    keep = KEEP_WHEN_ALL_COMMON if not generating else 0
+    while common and (keep > 0 or max(map(rarest, generating), default=0) < want):
+        generating.append(common.pop(0))
+        keep -= 1
+    return (
+        QueryPlan(query_plan.text, present, tuple(common), list(query_plan.excluded)),
+        absent,
+    )
+
+
+def widen(query_plan: QueryPlan) -> QueryPlan | None:
+    """The plan with the rarest half of its score-only terms bringing candidates too (None
+    when every term already does): for when the rare terms brought too few notes."""
+    if not query_plan.score_only:
+        return None
+    half = (len(query_plan.score_only) + 1) // 2
+    return QueryPlan(
+        query_plan.text,
+        query_plan.terms,
+        query_plan.score_only[half:],
+        list(query_plan.excluded),
+    )
+
+
+def ranked_candidates(
+    store: SqliteStore,
+    query_plan: QueryPlan,
+    filters: Filters,
+    depth: int,
+    weights: list[float],
+) -> tuple[QueryPlan, list[tuple[int, float]]]:
+    """rank() at `depth`, widening the plan (see widen) while it finds fewer notes."""
+    ranked = rank(store, query_plan, filters, depth, weights) if query_plan.terms else []
+    while len(ranked) < depth and (wider := widen(query_plan)) is not None:
+        query_plan = wider
+        ranked = rank(store, query_plan, filters, depth, weights)
+    return query_plan, ranked
 
 
 def rank(
@@ -249,6 +287,17 @@ def _count(store: SqliteStore, query_plan: QueryPlan, filters: Filters | None = 
     )
 
 
+def count_matching(store: SqliteStore, query_plan: QueryPlan, filters: Filters) -> int:
+    """How many notes the query matched: those that pass the filters and hold a term that
+    brings candidates (terms too common for that only score them) and no excluded term."""
+    where, params = _filter_sql(filters)
+    if not where:
+        sql = "SELECT count(*) FROM fts WHERE fts MATCH ?"
+    else:
+        sql = f"SELECT count(*) FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ?{where}"
+    return int(store.query(sql, [query_plan.candidate_query, *params])[0][0])
+
+
 def _field_scores(
     store: SqliteStore, query_plan: QueryPlan, ids: list[int], weights: list[float]
 ) -> dict[int, dict[str, float]]:
@@ -280,8 +329,10 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
         return SearchResult([], query=text, mode=options.mode, reason=reason)
     weights = _weights(options)
     with store.snapshot():
-        query_plan, dropped = prune(store, query_plan, options.max_df_ratio, filters.allow)
-        ranked = rank(store, query_plan, filters, limit, weights) if query_plan.terms else []
+        query_plan, dropped = prune(
+            store, query_plan, options.max_df_ratio, filters.allow, want=limit
+        )
+        query_plan, ranked = ranked_candidates(store, query_plan, filters, limit, weights)
         if not ranked:
             matched = _count(store, query_plan, filters) if query_plan.terms else 0
             reason = (
@@ -307,6 +358,8 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
             query_terms=[t.text for t in full_plan.terms],
             fts_query=query_plan.fts_query,
             dropped_terms=dropped,
+            score_only_terms=[t.text for t in query_plan.score_only],
+            excluded_terms=[t.text for t in query_plan.excluded],
         )
 
     hits = [
@@ -319,7 +372,8 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
         )
         for nid, score in ranked
     ]
-    return SearchResult(hits, query=text, mode=options.mode, matched=len(hits))
+    matched = count_matching(store, query_plan, filters)
+    return SearchResult(hits, query=text, mode=options.mode, matched=matched)
 
 
 @dataclass(frozen=True)
