@@ -1,5 +1,6 @@
-"""What a scan leaves out, like the tools users know: the folders tools make (virtual
-environments, package caches, build output), the vault's `.gitignore` files (each one for
+"""What a scan leaves out, like the tools users know: hidden files and folders (`.github`,
+`.vscode`: Obsidian shows none of them), the folders tools make (virtual environments,
+package caches, build output), the vault's `.gitignore` files (each one for
 its own folder and below, as git reads them; switch off with `gitignore = false`), and the
 vault's `.loreignore`, read last so it can take back any of the above (`!build/`).
 
@@ -17,7 +18,7 @@ import pathspec
 # Folders tools make, never notes: gitignore patterns (any depth), so `.loreignore` can
 # take one back with `!name/`.
 DEFAULT_IGNORES = (
-    ".venv/", "venv/", "node_modules/", "__pycache__/", ".cache/", "dist/", "build/",
+    ".*", "venv/", "node_modules/", "__pycache__/", ".cache/", "dist/", "build/",
     "vendor/", ".trash/", ".tox/", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/",
     "site-packages/",
 )  # fmt: skip

@@ -303,6 +303,9 @@ def parse_note(text: str, file_name: str) -> ParsedNote:
         title, title_source = str(title_value).strip(), "frontmatter"
     else:
         first_h1 = next((h for h in headings if h.level == 1), None)
+        # A note that opens with a heading of another level is named by it too.
+        if first_h1 is None and headings and not body[: headings[0].offset].strip():
+            first_h1 = headings[0]
         if first_h1 is not None:
             title, title_source = first_h1.text, "heading"
         else:

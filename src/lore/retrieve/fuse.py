@@ -25,7 +25,7 @@ from dataclasses import dataclass
 # "name" (lore.retrieve.names) is not in seed 000: titles and aliases are the strongest
 # evidence of what a note is (DESIGN.md), and on real vaults a note named by the query lost
 # to notes that only shared a tag; its weight is measured in bench/results/realvault.md.
-NAME_WEIGHT = 0.30
+NAME_WEIGHT = 0.5
 SEMANTIC_WEIGHTS = {
     "vec": 0.40, "fts": 0.55, "tag": 0.05, "name": NAME_WEIGHT, "priority": 0.03, "recency": 0.02,
 }  # fmt: skip

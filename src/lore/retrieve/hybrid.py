@@ -20,7 +20,7 @@ from . import channels as ch
 from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
 from .names import name_candidates, name_scores
 from .plan import SearchPlan, heuristic_plan, llm_plan
-from .query import QueryPlan, plan
+from .query import QueryPlan, plan, shown_query
 from .search import (
     MAX_LIMIT,
     Filters,
@@ -336,7 +336,7 @@ def _explainer(
             fields=fields.get(nid, {}),
             matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
             query_terms=[t.text for t in full_plan.terms],
-            fts_query=query_plan.fts_query,
+            fts_query=shown_query(query_plan),
             dropped_terms=dropped,
             score_only_terms=[t.text for t in query_plan.score_only],
             excluded_terms=[t.text for t in query_plan.excluded],

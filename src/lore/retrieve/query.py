@@ -10,7 +10,8 @@ Terms:
   characters, so "去重" matches inside "客户去重规则", plus its single characters, so names
   no dictionary knows and colloquial phrasing still match. Filler ("我记得", "帮我找找",
   "来着") and function characters are dropped first.
-- `-word` and `-"a phrase"` exclude: no hit holds them.
+- `-word` (three characters or more, or two CJK ones: `-t`, `-rf` are options people
+  search for) and `-"a phrase"` exclude: no hit holds them.
 
 Every term scores every candidate. Terms too common to say which notes to look at (a
 character most notes hold) are `score_only`: the full-text query is
@@ -109,6 +110,22 @@ class QueryPlan:
         return not self.terms
 
 
+def _excludes(chunk: str) -> bool:
+    """`-word`: an exclusion when the word has three characters or more (two CJK ones):
+    shorter ones (`-t`, `-rf`) are command options people search for."""
+    word = chunk[1:]
+    return (
+        chunk.startswith("-")
+        and word[:1].isalnum()
+        and (len(word) >= 3 or (len(word) == 2 and has_cjk(word)))
+    )
+
+
+def shown_query(query_plan: QueryPlan) -> str:
+    """The full-text query as --explain shows it (the every-note token spelled out)."""
+    return query_plan.fts_query.replace(f'"{EVERY_NOTE}"', "<every note>")
+
+
 def cjk_words(run: str) -> list[str]:
     """Words of a CJK run: dictionary words (search mode: long words and their parts), and
     runs of characters the dictionary left single, which are mostly names it does not know
@@ -174,10 +191,9 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
             (excluded if negated else terms).append(term)
         rest = rest.replace(("-" if negated else "") + match.group(0), " ", 1)
     for chunk in rest.split():
-        if chunk.startswith("-") and len(chunk) > 1:
+        if _excludes(chunk):
             tokens = tuple(t.term for t in iter_tokens(chunk[1:]))
-            if tokens:
-                excluded.append(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"))
+            excluded.append(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"))
             continue
         if has_cjk(chunk):
             for piece in re.split(f"([{_cjk_class()}]+)", chunk):

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import QueryError
 from ..model import Explain, Hit, SearchResult
 from ..store.sqlite import SqliteStore
-from .query import QueryPlan, QueryTerm, plan
+from .query import QueryPlan, QueryTerm, plan, shown_query
 from .snippet import Evidence, build_evidence, matched_in
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
@@ -356,7 +356,7 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
             fields=field_scores.get(nid, {}),
             matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
             query_terms=[t.text for t in full_plan.terms],
-            fts_query=query_plan.fts_query,
+            fts_query=shown_query(query_plan),
             dropped_terms=dropped,
             score_only_terms=[t.text for t in query_plan.score_only],
             excluded_terms=[t.text for t in query_plan.excluded],
