@@ -29,6 +29,12 @@ def shown(text: str) -> str:
     return repr(text) if _UNSAFE.search(text) else text
 
 
+def install_hint(extra: str) -> str:
+    """How to add an optional part: from the lore checkout (`lore` on PyPI is an unrelated
+    project, so `pip install lore[...]` would install someone else's package)."""
+    return f"in the lore checkout run: .venv/bin/pip install -e '.[{extra}]'"
+
+
 class LoreError(Exception):
     """Base of every error lore raises on purpose; `str()` is the one-line message."""
 

@@ -111,6 +111,10 @@ class Hit:
     tags: list[str]
     mode: str
     explain: Explain | None = None
+    # The query's words this note holds (title, tags or text), and how many there are: a
+    # hit that holds only some says so ("matched 2 of 3 words").
+    words_matched: list[str] = field(default_factory=list)
+    words_total: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

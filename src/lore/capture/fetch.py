@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from .. import __version__
-from ..errors import CaptureError
+from ..errors import CaptureError, install_hint
 from .decode import UndecodableText, decode_bytes, header_charset, looks_like_html
 
 DEFAULT_TIMEOUT = 15.0
@@ -74,7 +74,7 @@ def fetch_url(
     except ImportError:
         raise CaptureError(
             f"{url}: fetching web pages needs the capture extra",
-            hint="pip install 'lore[capture]', or set LORE_SCRAPE_CMD",
+            hint=f"{install_hint('capture')}, or set LORE_SCRAPE_CMD",
         ) from None
     deadline = time.monotonic() + 4 * timeout
     try:

@@ -9,6 +9,9 @@ Design, in short:
 - Because CJK is indexed one character per token, a multi-character word is searched as a
   *phrase* of its characters: "去重" matches the adjacent 去 重 inside 客户去重规则, whatever
   a dictionary thinks the word boundaries are. Names no dictionary has are found the same way.
+- Names written with symbols are tokens of their own: "C++" → cpp, "C#" → csharp (a word
+  followed by `++` or `#`), ".NET" → dotnet and net (a word after a leading dot), so they
+  never match every note that says "C" or "net".
 
 Offsets always point into the original text, so snippets are cut from what the user wrote.
 """
@@ -35,10 +38,16 @@ _CJK_CLASS = (
 )
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 _RUN = re.compile(r"[^\W_]+")
-_PIECE = re.compile(f"[{_CJK_CLASS}]|[^\\W_{_CJK_CLASS}]+")
-# A run of CJK characters or a run of other word characters: the same pieces `_RUN` then
-# `_PIECE` produce.
-_RUN_OR_WORD = re.compile(f"[{_CJK_CLASS}]+|[^\\W_{_CJK_CLASS}]+")
+_WORD = f"[^\\W_{_CJK_CLASS}]"  # a word character that is not CJK
+# A run of CJK characters, a word with a symbol that is part of its name (".NET" after no
+# word character or dot; "C++", "C#" before none), or a run of other word characters.
+_RUN_OR_WORD = re.compile(
+    f"[{_CJK_CLASS}]+"
+    f"|(?<!{_WORD})(?<!\\.)\\.[^\\W\\d_{_CJK_CLASS}]{_WORD}*"
+    f"|{_WORD}+(?:\\+\\+|#)(?!{_WORD}|[#+])"
+    f"|{_WORD}+"
+)
+_SYMBOL_SUFFIXES = (("++", "pp"), ("#", "sharp"))
 _ASCII_ALPHA = re.compile(r"[a-z]+")
 _MAX_WORD = 64  # longer "words" are base64 blobs or hashes: cut, never dropped silently
 
@@ -113,8 +122,15 @@ def normalize_word(raw: str) -> tuple[str, ...]:
     """NFKC, case fold, strip diacritics, stem plain English words.
 
     Returns a tuple because normalisation may split one surface word into several
-    (NFKC turns "½" into "1⁄2", whose slash is not a letter).
+    (NFKC turns "½" into "1⁄2", whose slash is not a letter). Symbol names: see above.
     """
+    if raw.startswith("."):
+        rest = normalize_word(raw[1:])
+        return (f"dot{rest[0]}", *rest) if rest else rest
+    for suffix, spelled in _SYMBOL_SUFFIXES:
+        if raw.endswith(suffix) and len(raw) > len(suffix):
+            core = normalize_word(raw[: -len(suffix)])
+            return (*core[:-1], core[-1] + spelled) if core else core
     folded = unicodedata.normalize("NFKC", raw).casefold()
     if not folded.isascii():
         decomposed = unicodedata.normalize("NFKD", folded)
@@ -131,17 +147,8 @@ def normalize_word(raw: str) -> tuple[str, ...]:
 
 def iter_tokens(text: str) -> Iterator[Token]:
     """Yield the tokens of `text` in order, with offsets into `text`."""
-    for run in _RUN.finditer(text):
-        base = run.start()
-        for piece in _PIECE.finditer(run.group()):
-            surface = piece.group()
-            start = base + piece.start()
-            end = base + piece.end()
-            if len(surface) == 1 and is_cjk_char(surface):
-                yield Token(unicodedata.normalize("NFKC", surface), start, end)
-                continue
-            for term in normalize_word(surface):
-                yield Token(term, start, end)
+    for term, start, end in token_spans(text):
+        yield Token(term, start, end)
 
 
 def token_spans(text: str) -> list[tuple[str, int, int]]:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, install_hint
 from ..store import interest as stored
 from .model import ClusterMember, InterestCluster, InterestMap
 from .settings import InterestSettings
@@ -75,7 +75,7 @@ def build_map(
         import numpy as np
     except ImportError:
         raise ConfigError(
-            "the interest map needs the numpy package", hint="pip install 'lore[interest]'"
+            "the interest map needs the numpy package", hint=install_hint("interest")
         ) from None
 
     from .cluster import centroids, cluster_rows

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import install_hint
 from ..interest.model import InterestCluster, InterestMap
 from .report_md import clip, one_line
 
@@ -49,7 +50,7 @@ SYSTEM_CJK = (
     "SimHei",
     "Noto Sans CJK JP",
 )
-FONT_HINT = "install lore[report] for a CJK chart font (pip install 'lore[report]')"
+FONT_HINT = f"for a CJK chart font, {install_hint('report')}"
 
 
 @dataclass(frozen=True)
@@ -326,7 +327,7 @@ def draw_charts(imap: InterestMap | None) -> tuple[list[Chart], list[str]]:
     if imap is None or not imap.clusters:
         return [], []
     if not charts_available():
-        return [], ["charts need matplotlib: pip install 'lore[report]'"]
+        return [], [f"charts need matplotlib: {install_hint('report')}"]
     notices: list[str] = []
     fonts = chart_fonts()
     labels = " ".join(c.label for c in imap.clusters)

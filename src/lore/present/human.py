@@ -33,11 +33,13 @@ def _style(text: str, code: str, color: bool) -> str:
 
 
 def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) -> str:
-    where = [hit.date or "no date"]
+    where = [hit.date or "undated"]
     if hit.heading:
         where.append(f"§ {clean(hit.heading)}")
     where.append(f"line {hit.line}")
     where.append(f"score {hit.score:.3f}")
+    if 0 < len(hit.words_matched) < hit.words_total or (hit.words_total and not hit.words_matched):
+        where.append(f"matched {len(hit.words_matched)} of {hit.words_total} words")
     snippet = clean(hit.snippet)
     if color:
         snippet = snippet.replace(markers[0], BOLD + CYAN).replace(markers[1], RESET)

@@ -106,6 +106,19 @@ class QueryPlan:
         return plain.fts_query
 
     @property
+    def words(self) -> list[QueryTerm]:
+        """The query's words as a person counts them: its terms without the single CJK
+        characters and longer CJK runs that only back up the dictionary words in them."""
+        words = [t for t in self.terms if t.kind != "cjk_char"]
+        runs = [w.text for w in words if w.kind == "cjk_word"]
+        words = [
+            w
+            for w in words
+            if w.kind != "cjk_word" or not any(r != w.text and r in w.text for r in runs)
+        ]
+        return words or list(self.terms)
+
+    @property
     def empty(self) -> bool:
         return not self.terms
 

@@ -432,6 +432,9 @@ def make_hit(
         evidence = build_evidence(
             row.body, row.body_line, row.headings, query_plan, markers=options.markers
         )
+    words = query_plan.words
+    # The evidence saw every match in the text it was cut from; names and tags add theirs.
+    held = set(evidence.matched) | matched_in(f"{row.title}\n{' '.join(row.tags)}", query_plan)
     return Hit(
         path=row.path,
         title=row.title,
@@ -444,4 +447,6 @@ def make_hit(
         tags=row.tags,
         mode=mode or options.mode,
         explain=explain_for(row.id, evidence, row) if explain_for else None,
+        words_matched=[w.text for w in words if w in held],
+        words_total=len(words),
     )
