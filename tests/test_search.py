@@ -442,7 +442,14 @@ def test_snippet_is_a_substring_of_the_body(body: str, query: str, width: int) -
 
 
 def test_path_filter_with_dot_folder(make_vault: MakeVault, open_vault: OpenVault) -> None:
-    root = make_vault({".archive/old.md": "walrus old", "archive/new.md": "walrus new"})
+    # Hidden folders are left out by default (as Obsidian does); .loreignore takes one back.
+    root = make_vault(
+        {
+            ".loreignore": "!.archive/\n",
+            ".archive/old.md": "walrus old",
+            "archive/new.md": "walrus new",
+        }
+    )
     vault = open_vault(root)
     vault.sync()
     assert paths(vault.search("walrus", path=".archive/")) == [".archive/old.md"]

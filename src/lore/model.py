@@ -75,7 +75,9 @@ class Explain:
     matched_terms: list[str]
     query_terms: list[str]
     fts_query: str
-    dropped_terms: list[str]  # absent from the index: they match nothing
+    # Absent from the index (they match nothing), or single tokens in more than half of
+    # the notes, to which BM25 gives no weight.
+    dropped_terms: list[str]
     # The semantic layer (issue 8): the query plan and every channel's raw and weighted score.
     query_refine: str | None = None
     query_tags: list[str] = field(default_factory=list)

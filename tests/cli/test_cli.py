@@ -365,7 +365,9 @@ def test_a_chinese_search_process_loads_no_keyword_extraction(tmp_path: Path) ->
     """A one-shot `lore search` pays for every module it imports: a Chinese query needs a
     segmenter, never jieba's keyword (analyse) or part-of-speech (posseg) modules."""
     vault = tmp_path / "zh"
-    write_files(vault, {"a.md": "# 编程\n\nAI 编程助手的使用笔记。\n", "b.md": "# 其他\n\n无关。\n"})
+    write_files(
+        vault, {"a.md": "# 编程\n\nAI 编程助手的使用笔记。\n", "b.md": "# 其他\n\n无关。\n"}
+    )
     assert lore_process("index", vault, cwd=tmp_path).returncode == 0
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "lore", "search", "AI 编程", "--json"],

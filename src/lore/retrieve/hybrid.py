@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ..capabilities import Capabilities
 
 MIN_POOL = 40
+NAME_MAX_WORDS = 8
 FTS_DEPTH = 5
 
 
@@ -54,6 +55,7 @@ class Channels:
     order_key: dict[int, str]
     sources: dict[str, list[int]]  # channel -> the candidates it brought
     plan: QueryPlan  # the full-text plan as run (widened when the rare terms found few)
+    fts_found: int  # notes the full-text ranking returned (all that match, when short)
 
 
 def resolve_mode(active: str, requested: str | None) -> str:
@@ -146,6 +148,7 @@ def hybrid_search(
             weights,
             vectors if use_emb else None,
             pool=pool,
+            named=text_plan,
         )
         query_plan = found.plan
         if not found.pool:
@@ -163,7 +166,9 @@ def hybrid_search(
         else:
             fused = rrf(found.pool, found.raw, weights, found.order_key)
         top = fused[:limit]
-        matched = count_matching(store, query_plan, filters) if query_plan.terms else 0
+        # Every matching note is a candidate when the ranking came back short: no count.
+        short = found.fts_found < pool * FTS_DEPTH
+        matched = found.fts_found if short else count_matching(store, query_plan, filters)
         rows = load_hit_rows(store, [f.note_id for f in top])
         fields = (
             _field_scores(store, query_plan, [f.note_id for f in top], _weights(options))
@@ -223,8 +228,11 @@ def gather(
     vectors: Any,
     *,
     pool: int,
+    named: QueryPlan | None = None,
 ) -> Channels:
     """Candidates from each query channel, then every channel's score for the whole pool.
+    `named`: the query's every word, before pruning, to match against note names (a word
+    most notes hold still belongs to a name: "Obsidian" in "Default Obsidian Theme").
     Call inside a read snapshot."""
     store = caps.store
     bm25_weights = _weights(options)
@@ -239,9 +247,11 @@ def gather(
     order: list[int] = list(ranked)[:pool]
     sources: dict[str, list[int]] = {"fts": list(order)}
     if weights.get("name", 0) > 0:
-        named = name_candidates(store, query_plan, filters, pool)
-        order += named
-        sources["name"] = named
+        # A name has few words: a long question brings no candidates by name (it still
+        # scores every candidate's names), which keeps its cost off long questions.
+        short = len(query_plan.words) <= NAME_MAX_WORDS
+        sources["name"] = name_candidates(store, query_plan, filters, pool) if short else []
+        order += sources["name"]
     identity = ""
     if vectors is not None:
         from ..index.embed import load_vec, stored_identity
@@ -277,7 +287,7 @@ def gather(
     if "tag_lex" in raw:
         raw["tag_lex"] = ch.tag_lex_scores(store, splan.tags, Filters(), 0, ids)
     if "name" in sources:
-        raw["name"] = name_scores(store, query_plan, ids)
+        raw["name"] = name_scores(store, named or query_plan, ids)
     if query_plan.excluded:  # other channels' candidates hold no excluded term either
         ids = ch.without_excluded(store, query_plan, ids)
     if weights.get("priority", 0) > 0 or weights.get("recency", 0) > 0:
@@ -289,7 +299,7 @@ def gather(
         )
     }
     ids = [n for n in ids if n in paths]
-    return Channels(ids, raw, passages, paths, sources, query_plan)
+    return Channels(ids, raw, passages, paths, sources, query_plan, len(ranked))
 
 
 def _evidence(

@@ -24,6 +24,7 @@ DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
 MAX_DF_RATIO = 0.1
 PRUNE_ABOVE_TERMS = 12  # short queries cost little: keep every term that can match
 KEEP_WHEN_ALL_COMMON = 4
+SCORE_ONLY_POSTINGS = 100_000
 COMMON_WORD_DF_RATIO = 0.35
 TIE_MARGIN = 20
 MAX_LIMIT = 1000
@@ -172,8 +173,13 @@ def prune(
     only of very common characters become `score_only`: they score every candidate (notes
     holding every query word come first), but the rarer terms say which notes are the
     candidates. When those rare terms are found in fewer than `want` notes, the rarest
-    common terms bring candidates too (recall first). Terms absent from the index match
-    nothing and are left out; their texts are returned (for --explain).
+    common terms bring candidates too (recall first).
+
+    Returns the plan and the texts of the terms left out, for --explain: those absent from
+    the index (they match nothing), single tokens found in more than half of the notes, to
+    which BM25 gives no weight (FTS5 floors an IDF <= 0 to 1e-6), and the commonest terms
+    of a long question past the postings budget (SCORE_ONLY_POSTINGS), whose weight is
+    small and whose cost, at 100k notes, is most of the query's.
     """
     tokens = sorted({tok for term in query_plan.terms for tok in term.tokens})
     if allow is not None:
@@ -188,8 +194,10 @@ def prune(
     def rarest(term: QueryTerm) -> int:
         return min(df.get(tok, 0) for tok in term.tokens)
 
+    def weightless(term: QueryTerm) -> bool:
+        return len(term.tokens) == 1 and rarest(term) > total / 2
+
     present = [t for t in query_plan.terms if rarest(t) > 0]
-    absent = [t.text for t in query_plan.terms if rarest(t) == 0]
     common: list[QueryTerm] = []
     for term in present:
         # Single CJK characters are the bulk of a Chinese query's terms and of its cost;
@@ -198,7 +206,7 @@ def prune(
         # A dictionary word made only of very common characters ("成为", "开始") is itself
         # common: reading its notes costs as much as reading its characters'.
         common_word = term.kind == "cjk_word" and rarest(term) > COMMON_WORD_DF_RATIO * total
-        if (single and rarest(term) > limit) or common_word:
+        if (single and rarest(term) > limit) or common_word or weightless(term):
             common.append(term)
     common.sort(key=rarest)
     generating = [t for t in present if t not in common]
@@ -208,9 +216,20 @@ def prune(
     while common and (keep > 0 or max(map(rarest, generating), default=0) < want):
         generating.append(common.pop(0))
         keep -= 1
+    # Scoring a common term reads its whole note list once per query: they score, rarest
+    # first, while the notes they add up to stay within SCORE_ONLY_POSTINGS (every one of
+    # them below ~10k notes; at 100k notes a long question's ten rarest or so).
+    score_only: list[QueryTerm] = []
+    postings = 0
+    for term in common:
+        postings += rarest(term)
+        if weightless(term) or postings > SCORE_ONLY_POSTINGS:
+            break
+        score_only.append(term)
+    scored = [t for t in present if t in generating or t in score_only]
     return (
-        QueryPlan(query_plan.text, present, tuple(common), list(query_plan.excluded)),
-        absent,
+        QueryPlan(query_plan.text, scored, tuple(score_only), list(query_plan.excluded)),
+        [t.text for t in query_plan.terms if t not in scored],
     )
 
 
