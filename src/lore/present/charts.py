@@ -334,10 +334,12 @@ def draw_charts(imap: InterestMap | None) -> tuple[list[Chart], list[str]]:
     if fonts.cjk is None and any(ord(ch) not in fonts.covered for ch in labels if ch.strip()):
         notices.append(f"no chart font for some label characters, left out: {FONT_HINT}")
     charts = []
-    for key, filename, title, draw in (
-        ("map", "clusters-map.png", "Interest map", map_png),
-        ("trends", "clusters-trends.png", "Weekly notes per cluster", trends_png),
-    ):
+    drawn = [("map", "clusters-map.png", "Interest map", map_png)]
+    if any(n for c in imap.clusters for _, n in c.weekly):
+        drawn.append(("trends", "clusters-trends.png", "Weekly notes per cluster", trends_png))
+    else:  # empty axes would say nothing
+        notices.append("no dated notes (front matter, file name or text): no trend chart")
+    for key, filename, title, draw in drawn:
         png, width, height = draw(imap)
         charts.append(Chart(key, filename, title, png, width, height))
     return charts, notices
