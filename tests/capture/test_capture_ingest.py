@@ -312,3 +312,17 @@ def test_real_subprocess_ingest_from_stdin(vault: Path) -> None:
     data = json.loads(proc.stdout)
     assert data["added"][0]["title"] == "会议纪要"
     assert data["sync"]["added"] == [data["added"][0]["path"]]
+
+
+def test_a_short_gbk_text_file_is_read_as_chinese_and_the_guess_is_said(
+    vault: Path, tmp_path: Path
+) -> None:
+    """A short GBK file has too few bytes for a statistical guess (it read as Korean or
+    Big5): it is read as GB18030, and the capture says the encoding was a guess."""
+    note = tmp_path / "短.txt"
+    note.write_bytes("客户去重规则：按手机号去重。".encode("gbk"))
+    result = ingest(vault, str(note))
+    assert result.exit_code == 0, result.output
+    (written,) = [p for p in inbox(vault) if "短" in p.name]
+    assert "客户去重规则：按手机号去重。" in written.read_text(encoding="utf-8")
+    assert "read as gb18030 (a guess" in result.stdout
