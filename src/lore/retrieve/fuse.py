@@ -24,7 +24,11 @@ from dataclasses import dataclass
 # the seed's values: "vec=0.45,fts=0.25,tag=0.15,priority=0.03,recency=0.02".
 # "name" (lore.retrieve.names) is not in seed 000: titles and aliases are the strongest
 # evidence of what a note is (DESIGN.md), and on real vaults a note named by the query lost
-# to notes that only shared a tag; its weight is measured in bench/results/realvault.md.
+# to notes that only shared a tag. Its score is absolute (1.0: the query is a name word for
+# word), so 0.5 lets an exact name outweigh the best BM25 of the pool unless another note
+# matches far better. bench.realvault, mode4 MRR@10 (mynote / obsidian-hub): 0 →
+# 0.723 / 0.741 at 0.3, 0.739 / 0.749 at 0.5; the developer sets do not move (0.980-0.981,
+# 0.852-0.853 for 0.15-0.5). In every mode: a model makes search better, not different.
 NAME_WEIGHT = 0.5
 SEMANTIC_WEIGHTS = {
     "vec": 0.40, "fts": 0.55, "tag": 0.05, "name": NAME_WEIGHT, "priority": 0.03, "recency": 0.02,
