@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from .capabilities import Capabilities
 from .config import Settings, load_settings
 from .errors import NoIndexError, PathError, VaultError, shown
-from .index.doctor import DoctorReport, run_doctor
-from .index.embed import EmbedReport
-from .index.sync import sync as run_sync
 from .model import SearchResult, SyncReport
 
 if TYPE_CHECKING:
+    # Indexing and checking are imported when called: a one-shot `lore search` process
+    # pays for what it runs (YAML, the ignore rules, the embedder are not on its path).
+    from .index.doctor import DoctorReport
+    from .index.embed import EmbedReport
     from .interest.model import InterestMap
     from .interest.report import Report
     from .memory.model import (
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     )
 from .retrieve.hybrid import hybrid_search
 from .retrieve.search import SearchOptions, make_filters
-from .store.sqlite import SqliteStore, default_db_path
+from .store.sqlite import TOKENIZER_VERSION, SqliteStore, default_db_path
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,15 @@ class Vault:
     def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
         """Bring the index up to date with the files (only what changed is written), then
         derive tags and, with a provider configured, embed what changed."""
+        from .index.sync import sync as run_sync
+
         report = run_sync(self.store, self.root, progress=progress, **self._scan_settings())
         return self._after_sync(report, force=False)
 
     def rebuild(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
         """Drop every derived row and derive it again from the files, in one transaction."""
+        from .index.sync import sync as run_sync
+
         report = run_sync(
             self.store, self.root, rebuild=True, progress=progress, **self._scan_settings()
         )
@@ -142,6 +147,8 @@ class Vault:
         """Embed every note text that has no vector yet (`rebuild`: drop all vectors first,
         e.g. after changing the model). Syncs the files first. Resumable; a second run
         embeds nothing and calls nothing."""
+        from .index.sync import sync as run_sync
+
         run_sync(self.store, self.root, **self._scan_settings())
         return self.capabilities.embed(rebuild=rebuild, progress=progress)
 
@@ -191,6 +198,12 @@ class Vault:
             return refused
         result = hybrid_search(self.capabilities, text, filters, options, mode=mode, fusion=fusion)
         result.query = query
+        derived = self.store.get_meta("tokenizer_version")
+        if derived is not None and derived != TOKENIZER_VERSION:
+            result.notices.append(
+                f"this index was derived by an older lore (version {derived}): run `lore index`"
+                " to re-derive it, until then some words may not be found"
+            )
         return result
 
     # -- agent memory (lore.memory) ------------------------------------------------------------
@@ -471,6 +484,8 @@ class Vault:
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see
         lore.index.doctor for the checks and their repairs)."""
+        from .index.doctor import run_doctor
+
         return run_doctor(
             self.store,
             self.root,

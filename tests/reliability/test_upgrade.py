@@ -82,12 +82,15 @@ def test_an_older_index_is_migrated_on_open_with_its_rows_intact(
         assert after == before  # every row of the old index, as it was
         # The old rows serve at once; the next sync re-derives every note, because this
         # lore derives notes differently (tokenizer_version), never mixing old and new rows.
-        assert [h.path for h in vault.search("去重")][:1] == ["rules/客户去重规则 v2.md"]
+        old_rows = vault.search("去重")
+        assert [h.path for h in old_rows][:1] == ["rules/客户去重规则 v2.md"]
+        assert any("older lore" in n and "lore index" in n for n in old_rows.notices)
         assert after["meta"]["tokenizer_version"] == "1"
         report = vault.sync()
         assert len(report.added) == 6 and not report.changed and not report.deleted
         assert _meta(db)["tokenizer_version"] == TOKENIZER_VERSION
         assert vault.sync().wrote is False
+        assert vault.search("去重").notices == []
         assert "memory_stale" not in _meta(db)
         memory = index_dump(db)["memory"]
         assert memory["entity_defs"] and memory["entity_mentions"]

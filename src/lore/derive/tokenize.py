@@ -88,7 +88,8 @@ class _Jieba:
 def segmenter() -> Segmenter:
     """rjieba (jieba's dictionary and algorithm in Rust: its dictionary loads in a fifth of
     the time, which a one-shot `lore search` pays on every Chinese query), else jieba.
-    On the developer sets' queries the two cut every CJK run the same (bench/README.md)."""
+    On the 1,002 cmrc2018_trial queries the two cut alike but for 12, where jieba splits a
+    Latin token such as "T-92" that lore never hands to the segmenter."""
     try:
         import rjieba  # deferred: only Chinese text needs a dictionary
     except ImportError:
