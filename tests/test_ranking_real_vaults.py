@@ -156,3 +156,18 @@ def test_explain_never_hides_a_term(
     in_query = {part.replace(" ", "") for part in explain.fts_query.split('"')}
     for term in explain.query_terms:
         assert term in explain.dropped_terms or term.replace(" ", "") in in_query, explain
+
+
+def test_human_explain_lists_what_only_scored(make_vault: MakeVault) -> None:
+    from click.testing import CliRunner
+
+    from lore.cli import main
+
+    files = _common_chinese(220)
+    files["ai/coding.md"] = "# AI 编程助手\n\n用 AI 编程。\n"
+    root = make_vault(files, index=True)
+    out = CliRunner().invoke(main, ["search", "AI 编程", "--explain", "--vault", str(root)])
+    assert out.exit_code == 0
+    # 编 and 程 are in every note: no BM25 weight, said so; 编程 brought candidates.
+    assert "left out (absent, or held by most notes: no weight): 编, 程" in out.stdout
+    assert "1. ai/coding.md" in out.stdout

@@ -72,6 +72,13 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
     if result[0].explain is not None:
         explain = result[0].explain
         head = f"query terms: {', '.join(explain.query_terms)}\nfts: {explain.fts_query}"
+        for label, terms in (
+            ("only scored (too common to bring candidates)", explain.score_only_terms),
+            ("left out (absent, or held by most notes: no weight)", explain.dropped_terms),
+            ("excluded", explain.excluded_terms),
+        ):
+            if terms:
+                head += f"\n{label}: {', '.join(terms)}"
         if explain.query_refine is not None:
             head = (
                 f"mode: {result.mode} ({explain.planner} plan)\n"
