@@ -43,9 +43,8 @@ _WORD = f"[^\\W_{_CJK_CLASS}]"  # a word character that is not CJK
 # word character or dot; "C++", "C#" before none), or a run of other word characters.
 _RUN_OR_WORD = re.compile(
     f"[{_CJK_CLASS}]+"
-    f"|(?<!{_WORD})(?<!\\.)\\.[^\\W\\d_{_CJK_CLASS}]{_WORD}*"
-    f"|{_WORD}+(?:\\+\\+|#)(?!{_WORD}|[#+])"
-    f"|{_WORD}+"
+    f"|\\.(?<!{_WORD}\\.)(?<!\\.\\.)[^\\W\\d_{_CJK_CLASS}]{_WORD}*"  # the dot first: cheap
+    f"|{_WORD}+(?:(?:\\+\\+|#)(?!{_WORD}|[#+]))?"  # one pass: the suffix is optional
 )
 _SYMBOL_SUFFIXES = (("++", "pp"), ("#", "sharp"))
 _ASCII_ALPHA = re.compile(r"[a-z]+")

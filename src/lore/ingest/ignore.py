@@ -15,18 +15,19 @@ from pathlib import Path
 
 import pathspec
 
-# Folders tools make, never notes: gitignore patterns (any depth), so `.loreignore` can
-# take one back with `!name/`.
-DEFAULT_IGNORES = (
-    ".*", "venv/", "node_modules/", "__pycache__/", ".cache/", "dist/", "build/",
-    "vendor/", ".trash/", ".tox/", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/",
-    "site-packages/",
-)  # fmt: skip
+# Folders tools make, never notes, at any depth (and every hidden file or folder): checked
+# by name first, and `.loreignore` can take one back with `!name/`.
+DEFAULT_IGNORED_DIRS = frozenset(
+    {"venv", "node_modules", "__pycache__", "dist", "build", "vendor", "site-packages"}
+)
 GITIGNORE = ".gitignore"
 MAX_GITIGNORE_BYTES = 256 * 1024  # a larger one is read up to here
 VENV_MARKER = "pyvenv.cfg"
 
-_DEFAULTS = pathspec.GitIgnoreSpec.from_lines(DEFAULT_IGNORES)
+
+def _default(rel: str, *, folder: bool) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.startswith(".") or (folder and name in DEFAULT_IGNORED_DIRS)
 
 
 def _read_gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
@@ -41,9 +42,9 @@ def _read_gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
 
 @dataclass(frozen=True)
 class Ignores:
-    """The rules in force inside one folder of the vault. `layers` are (folder relative to
-    the vault with a trailing slash or "", its rules), outermost first; `last` is the
-    vault's .loreignore, which wins over every layer."""
+    """The rules in force inside one folder of the vault: the defaults, then `layers`
+    ((folder relative to the vault with a trailing slash or "", its .gitignore), outermost
+    first), then `last`, the vault's .loreignore, which wins over every layer."""
 
     layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
     last: pathspec.GitIgnoreSpec
@@ -53,7 +54,7 @@ class Ignores:
     def for_vault(
         cls, root: Path, loreignore: pathspec.GitIgnoreSpec, *, gitignore: bool = True
     ) -> Ignores:
-        layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = (("", _DEFAULTS),)
+        layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()
         own = _read_gitignore(root) if gitignore else None
         if own is not None:
             layers += (("", own),)
@@ -69,13 +70,15 @@ class Ignores:
     def ignored(self, rel: str, *, folder: bool) -> bool:
         """Is the vault-relative path `rel` left out? The last rule that speaks wins."""
         name = rel + "/" if folder else rel
-        verdict: bool | None = None
+        verdict = _default(rel, folder=folder)
         for prefix, spec in self.layers:
             if name.startswith(prefix):
                 found = spec.check_file(name[len(prefix) :]).include
                 verdict = found if found is not None else verdict
-        found = self.last.check_file(name).include
-        return bool(found if found is not None else verdict)
+        if self.last.patterns:
+            found = self.last.check_file(name).include
+            verdict = found if found is not None else verdict
+        return verdict
 
 
 def is_virtualenv(path: str) -> bool:

@@ -317,7 +317,7 @@ def _evidence(
     sub = row.body[start:end]
     line = row.body_line + row.body.count("\n", 0, start)
     heads = [(h[0], h[1], h[2] - start, h[3]) for h in row.headings if start <= h[2] < end]
-    evidence = build_evidence(sub, line, heads, query_plan, markers=options.markers)
+    evidence = build_evidence(sub, line, heads, query_plan.evidence, markers=options.markers)
     snippet = evidence.snippet
     if start > 0 and not snippet.startswith("…"):
         snippet = "…" + snippet

@@ -106,6 +106,16 @@ class QueryPlan:
         return plain.fts_query
 
     @property
+    def evidence(self) -> QueryPlan:
+        """The plan a snippet is cut and highlighted by: without the common single
+        characters that only score (every one of them in a long note is a match, and
+        says nothing about where the answer is)."""
+        if not self.score_only:
+            return self
+        kept = [t for t in self.terms if not (t in self.score_only and t.kind == "cjk_char")]
+        return QueryPlan(self.text, kept or self.terms, excluded=self.excluded)
+
+    @property
     def words(self) -> list[QueryTerm]:
         """The query's words as a person counts them: its terms without the single CJK
         characters and longer CJK runs that only back up the dictionary words in them."""

@@ -449,7 +449,7 @@ def make_hit(
 ) -> Hit:
     if evidence is None:
         evidence = build_evidence(
-            row.body, row.body_line, row.headings, query_plan, markers=options.markers
+            row.body, row.body_line, row.headings, query_plan.evidence, markers=options.markers
         )
     words = query_plan.words
     # The evidence saw every match in the text it was cut from; names and tags add theirs.
