@@ -426,7 +426,7 @@ body_parts = st.lists(
 def test_snippet_is_a_substring_of_the_body(body: str, query: str, width: int) -> None:
     query_plan = plan(query)
     assume(not query_plan.empty)
-    parsed = parse_note(body, "x.md", None)
+    parsed = parse_note(body, "x.md")
     headings = [(h.level, h.text, h.offset, h.line) for h in parsed.headings]
     evidence = build_evidence(parsed.body, parsed.body_line, headings, query_plan, width=width)
     assert_cut_from(evidence.snippet, parsed.body)
@@ -442,7 +442,14 @@ def test_snippet_is_a_substring_of_the_body(body: str, query: str, width: int) -
 
 
 def test_path_filter_with_dot_folder(make_vault: MakeVault, open_vault: OpenVault) -> None:
-    root = make_vault({".archive/old.md": "walrus old", "archive/new.md": "walrus new"})
+    # Hidden folders are left out by default (as Obsidian does); .loreignore takes one back.
+    root = make_vault(
+        {
+            ".loreignore": "!.archive/\n",
+            ".archive/old.md": "walrus old",
+            "archive/new.md": "walrus new",
+        }
+    )
     vault = open_vault(root)
     vault.sync()
     assert paths(vault.search("walrus", path=".archive/")) == [".archive/old.md"]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import LoreError
+from .errors import LoreError, install_hint
 from .providers.none import Absent
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ class Capabilities:
         if isinstance(provider, Absent):
             raise ConfigError(
                 "no embedding provider configured",
-                hint="set LORE_EMBED_PROVIDER=local (pip install 'lore[local]') or openai",
+                hint=f"set LORE_EMBED_PROVIDER=local ({install_hint('local')}) or openai",
             )
         semantic.refresh(self.store, tags=self.heuristic_tags())
         if rebuild:

@@ -62,6 +62,7 @@ class Settings:
     tag_log_alpha: float = 5.0
     fusion: str = "weighted"  # weighted | rrf
     query_tags: tuple[int, int] = (8, 12)  # min, max query_tags
+    gitignore: bool = True  # leave out what the vault's .gitignore files leave out
     # One-line notices about how the settings were read (vault settings ignored): not a
     # setting itself, and not part of equality.
     notices: tuple[str, ...] = field(default=(), compare=False)
@@ -101,11 +102,12 @@ _ENV = {
         )
     },
     "LORE_INBOX": "inbox",
+    "LORE_GITIGNORE": "gitignore",
     "LORE_SCRAPE_CMD": "scrape_cmd",
 }
 
 
-CHANNELS = ("vec", "fts", "tag", "priority", "recency")
+CHANNELS = ("vec", "fts", "tag", "name", "priority", "recency")
 
 
 MAX_WEIGHT = 100.0
@@ -203,6 +205,7 @@ _SEMANTIC: dict[str, Any] = {
     "tag_vec_fraction": _fraction,
     "tag_log_alpha": number_in(float, 0, 1000, open_low=True),
     "query_tags": _tag_range,
+    "gitignore": parse_flag,
     **{f"score_weights_mode{n}": _weights for n in range(1, 5)},
 }
 

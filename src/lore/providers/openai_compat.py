@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import install_hint
 from .base import Kind, ProviderError, normalise
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def _client(endpoint: Endpoint) -> httpx.Client:
         import httpx
     except ImportError:
         raise ProviderError(
-            "the openai provider needs the httpx package", hint="pip install 'lore[openai]'"
+            "the openai provider needs the httpx package", hint=install_hint("openai")
         ) from None
     headers = {"Content-Type": "application/json"}
     if endpoint.api_key:
