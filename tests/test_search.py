@@ -17,6 +17,7 @@ from lore.derive.tokenize import tokenize
 from lore.ingest.parse import parse_note
 from lore.retrieve.query import plan
 from lore.retrieve.snippet import build_evidence
+from lore.store.sqlite_search import fts_match
 
 OpenVault = Callable[..., lore.Vault]
 MakeVault = Callable[..., Path]
@@ -391,7 +392,7 @@ def test_explain_has_per_field_scores_and_matched_terms(vault: lore.Vault) -> No
     assert top.explain.fields["tags"] == 0
     assert top.explain.query_terms == ["retent", "week"]
     assert top.explain.matched_terms == ["retent", "week"]
-    assert top.explain.fts_query == plan("retention weekly").fts_query
+    assert top.explain.fts_query == fts_match(plan("retention weekly").text_query)
     body_hit = next(h for h in result if h.path == "reading/metrics.md")
     assert body_hit.explain is not None
     assert body_hit.explain.fields["title"] == 0

@@ -10,7 +10,6 @@ with lore.open("~/notes") as vault:
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shlex
 from collections.abc import Callable
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
 from .retrieve.hybrid import hybrid_search
 from .retrieve.query import check_query
 from .retrieve.search import SearchOptions, make_filters
+from .store.rows import NoteRecord
 from .store.sqlite import TOKENIZER_VERSION, SqliteStore, default_db_path
 
 
@@ -350,60 +350,12 @@ class Vault:
 
     def note(self, path: str) -> dict[str, Any]:
         """The indexed record of one note (path relative to the vault)."""
-        rel = self.relative_path(path)
-        rows = self.store.query(
-            "SELECT id, path, title, title_source, date, date_source, frontmatter, headings,"
-            " summary, body, body_line, size, hash, truncated FROM notes WHERE path = ?",
-            [rel],
-        )
-        if not rows:
+        record = self.store.note_record(self.relative_path(path))
+        if record is None:
             raise PathError(
                 f"{shown(path)}: not an indexed note of {self.root}", hint="run `lore index`"
             )
-        (
-            nid,
-            rel,
-            title,
-            title_source,
-            date,
-            date_source,
-            fm,
-            headings,
-            summary,
-            body,
-            body_line,
-            size,
-            digest,
-            truncated,
-        ) = rows[0]
-        tags = self.store.query(
-            "SELECT tag, origin FROM tags WHERE note_id = ? ORDER BY position", [nid]
-        )
-        derived = self.store.query(  # from the text (heuristic, llm): lore.index.semantic
-            "SELECT tag, origin FROM derived_tags WHERE note_id = ? ORDER BY origin DESC, position",
-            [nid],
-        )
-        links = self.store.query(
-            "SELECT target FROM links WHERE note_id = ? ORDER BY target", [nid]
-        )
-        return {
-            "path": rel,
-            "title": title,
-            "title_source": title_source,
-            "date": date,
-            "date_source": date_source,
-            "frontmatter": json.loads(fm),
-            "tags": [{"tag": t, "origin": o} for t, o in tags],
-            "derived_tags": [{"tag": t, "origin": o} for t, o in derived],
-            "links": [t for (t,) in links],
-            "headings": [{"level": h[0], "text": h[1], "line": h[3]} for h in json.loads(headings)],
-            "summary": summary,
-            "body": body,
-            "body_line": body_line,
-            "size": size,
-            "hash": digest,
-            "truncated": bool(truncated),
-        }
+        return note_json(record)
 
     def find_note(self, ref: str) -> dict[str, Any]:
         """The indexed note `ref` names: its path (with or without `.md`), its front-matter
@@ -412,7 +364,7 @@ class Vault:
         text = ref.strip()
         for candidate in dict.fromkeys([text, f"{text}.md", f"{text}.markdown"]):
             rel = self.relative_path(candidate)  # refuses a path outside the vault
-            if self.store.query("SELECT 1 FROM notes WHERE path = ?", [rel]):
+            if self.store.has_note(rel):
                 return self.note(rel)
         by_id = self.note_path_for_id(text)
         if by_id is not None:
@@ -440,36 +392,20 @@ class Vault:
         key = " ".join(name.casefold().split())
         if not key:
             return []
-        rows = self.store.query(
-            "SELECT path, title, frontmatter FROM notes WHERE lower(title) = lower(?)"
-            " OR path LIKE ? ESCAPE '\\' OR instr(lower(frontmatter), lower(?)) > 0"
-            " ORDER BY path",
-            [name.strip(), "%" + _like_escape(name.strip()) + ".m%", name.strip()],
-        )
         return [
-            str(path)
-            for path, title, fm in rows
-            if key
-            in {" ".join(n.casefold().split()) for n in note_names(title, json.loads(fm), path)}
+            path
+            for path, title, fm in self.store.notes_maybe_named(name.strip())
+            if key in {" ".join(n.casefold().split()) for n in note_names(title, fm, path)}
         ]
 
     def note_path_for_id(self, note_id: str) -> str | None:
         """The path of the note whose front matter says `id: <note_id>` (first by path)."""
-        rows = self.store.query(
-            "SELECT path FROM notes WHERE CAST(json_extract(frontmatter, '$.id') AS TEXT) = ?"
-            " ORDER BY path LIMIT 1",
-            [str(note_id).strip()],
-        )
-        return str(rows[0][0]) if rows else None
+        return self.store.path_for_id(str(note_id).strip())
 
     def tag_counts(self) -> list[tuple[str, int]]:
         """Every tag (as first written, by case-folded key) with how many notes carry it,
         most used first, ties by tag."""
-        rows = self.store.query(
-            "SELECT min(tag), count(DISTINCT note_id) AS n FROM tags"
-            " GROUP BY tag_key ORDER BY n DESC, tag_key"
-        )
-        return [(str(tag), int(n)) for tag, n in rows]
+        return self.store.tag_counts()
 
     def relative_path(self, path: str | os.PathLike[str]) -> str:
         """A vault-relative POSIX path for `path`; refuses anything outside the vault."""
@@ -493,15 +429,12 @@ class Vault:
     def status(self) -> Status:
         mode, why = self.capabilities.mode(detail=True)
         meta = self.store.all_meta()
-        count = {
-            table: int(self.store.query(f"SELECT count(*) FROM {table}")[0][0])
-            for table in ("notes", "tags", "links")
-        }
+        count = self.store.counts()
         return Status(
             vault=str(self.root),
             db=str(self.db_path),
             notes=count["notes"],
-            tags=int(self.store.query("SELECT count(DISTINCT tag_key) FROM tags")[0][0]),
+            tags=count["tags"],
             links=count["links"],
             last_sync=meta.get("last_sync"),
             schema_version=int(meta.get("schema_version", "0")),
@@ -524,6 +457,28 @@ class Vault:
         )
 
 
+def note_json(record: NoteRecord) -> dict[str, Any]:
+    """The shape of one note for `lore show --json`, the Python API and MCP read_note."""
+    return {
+        "path": record.path,
+        "title": record.title,
+        "title_source": record.title_source,
+        "date": record.date,
+        "date_source": record.date_source,
+        "frontmatter": record.frontmatter,
+        "tags": [{"tag": t, "origin": o} for t, o in record.tags],
+        "derived_tags": [{"tag": t, "origin": o} for t, o in record.derived_tags],
+        "links": record.links,
+        "headings": [{"level": h[0], "text": h[1], "line": h[3]} for h in record.headings],
+        "summary": record.summary,
+        "body": record.body,
+        "body_line": record.body_line,
+        "size": record.size,
+        "hash": record.hash,
+        "truncated": record.truncated,
+    }
+
+
 def _prepare_index_folder(root: Path) -> None:
     """Make `<vault>/.lore` (never through a symlink) and refuse index files there that
     are links: a vault could ship `.lore/index.sqlite` pointing at another vault's index,
@@ -534,10 +489,6 @@ def _prepare_index_folder(root: Path) -> None:
     with open_folder(root, ".lore") as folder:
         for suffix in ("", "-wal", "-shm", "-journal"):
             folder.check_target(DEFAULT_DB_NAME + suffix)
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def open_vault(

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import lore
 from lore.retrieve.query import MAX_QUERY_CHARS, MAX_TERMS, plan
+from lore.store.sqlite_search import fts_match
 
 VAULT_FILES = {
     "rules/客户去重规则 v2.md": (
@@ -111,7 +112,7 @@ def test_any_string_plans_a_query_fts5_accepts(
 ) -> None:
     _vault, con = index
     query_plan = plan(text)
-    found = _run(con, query_plan.fts_query)  # must not raise
+    found = _run(con, fts_match(query_plan.text_query))  # must not raise
     if query_plan.empty:  # the empty phrase (maybe NOT the excluded): matches nothing
         assert found == []
 
@@ -123,7 +124,7 @@ def test_nasty_strings_plan_queries_fts5_accepts(
     _vault, con = index
     query_plan = plan(text)
     if not query_plan.empty:
-        _run(con, query_plan.fts_query)
+        _run(con, fts_match(query_plan.text_query))
     assert len(query_plan.terms) <= MAX_TERMS
 
 
@@ -151,33 +152,37 @@ def test_empty_plan_fts_query_is_still_a_valid_query(
     index: tuple[lore.Vault, apsw.Connection], text: str
 ) -> None:
     _vault, con = index
-    assert _run(con, plan(text).fts_query) == []
+    assert _run(con, fts_match(plan(text).text_query)) == []
 
 
 def test_two_char_cjk_word_plans_a_character_phrase() -> None:
     query_plan = plan("去重")
     assert ("去", "重") in [t.tokens for t in query_plan.terms]
-    assert '"去 重"' in query_plan.fts_query.split(" OR ")
+    assert '"去 重"' in fts_match(query_plan.text_query).split(" OR ")
 
 
 def test_joined_latin_pieces_plan_one_exact_phrase() -> None:
-    assert plan("JIRA-1234").fts_query == '"jira 1234"'
-    assert plan("jira-1234").fts_query == '"jira 1234"'
-    assert plan("2026-09").fts_query == '"2026 09"'
-    assert plan("v1.2").fts_query == '"v1 2"'
+    assert fts_match(plan("JIRA-1234").text_query) == '"jira 1234"'
+    assert fts_match(plan("jira-1234").text_query) == '"jira 1234"'
+    assert fts_match(plan("2026-09").text_query) == '"2026 09"'
+    assert fts_match(plan("v1.2").text_query) == '"v1 2"'
 
 
 def test_full_width_query_plans_the_same_phrase() -> None:
-    assert plan("ＪＩＲＡ－１２３４").fts_query == plan("JIRA-1234").fts_query
+    assert fts_match(plan("ＪＩＲＡ－１２３４").text_query) == fts_match(
+        plan("JIRA-1234").text_query
+    )
 
 
 def test_case_does_not_change_the_plan() -> None:
-    assert plan("Reciprocal RANK Fusion").fts_query == plan("reciprocal rank fusion").fts_query
+    assert fts_match(plan("Reciprocal RANK Fusion").text_query) == fts_match(
+        plan("reciprocal rank fusion").text_query
+    )
 
 
 def test_versions_stay_distinct_terms() -> None:
-    assert plan("v1").fts_query == '"v1"'
-    assert plan("v2").fts_query == '"v2"'
+    assert fts_match(plan("v1").text_query) == '"v1"'
+    assert fts_match(plan("v2").text_query) == '"v2"'
 
 
 @pytest.mark.parametrize(
@@ -199,8 +204,8 @@ def test_filler_only_query_has_no_terms_left() -> None:
 
 
 def test_english_stop_words_dropped_unless_nothing_else() -> None:
-    assert plan("the retention of users").fts_query == '"retent" OR "user"'
-    assert plan("the").fts_query == '"the"'
+    assert fts_match(plan("the retention of users").text_query) == '"retent" OR "user"'
+    assert fts_match(plan("the").text_query) == '"the"'
 
 
 def test_quoted_text_is_one_phrase() -> None:
@@ -212,7 +217,7 @@ def test_quoted_text_is_one_phrase() -> None:
 
 
 def test_duplicate_terms_are_planned_once() -> None:
-    assert plan("rank rank RANK").fts_query == '"rank"'
+    assert fts_match(plan("rank rank RANK").text_query) == '"rank"'
 
 
 def test_term_count_is_capped() -> None:
@@ -226,9 +231,9 @@ def test_plan_runs_against_the_index(index: tuple[lore.Vault, apsw.Connection]) 
         int(i) for (i,) in vault.store.query("SELECT id FROM notes WHERE path LIKE 'rules/%'")
     ]
     assert _run(con, '"去 重"') == [rules_id]
-    assert rules_id in _run(con, plan("去重").fts_query)
-    assert _run(con, plan("JIRA-1234").fts_query) == [rules_id]
-    assert _run(con, plan("JIRA-1243").fts_query) == []
+    assert rules_id in _run(con, fts_match(plan("去重").text_query))
+    assert _run(con, fts_match(plan("JIRA-1234").text_query)) == [rules_id]
+    assert _run(con, fts_match(plan("JIRA-1243").text_query)) == []
 
 
 def test_query_text_is_capped_but_still_searchable(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ..store.sqlite import SqliteStore
+from ..store.base import Store
 from .urls import url_key
 
 SOURCE_KEYS = ("source", "url")
@@ -24,12 +24,12 @@ def content_key(body: str) -> str:
 class DedupeIndex:
     """Keys of the notes in the index, plus the notes written during this capture."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: Store) -> None:
         self._store = store
         self._urls: dict[str, str] = {}
         self._contents: dict[str, str] | None = None  # built on first use (reads every body)
         self._written: dict[str, str] = {}
-        for path, frontmatter in store.query("SELECT path, frontmatter FROM notes ORDER BY path"):
+        for path, frontmatter in store.frontmatter_texts():
             for source in _sources(str(frontmatter)):
                 self._urls.setdefault(url_key(source), str(path))
 
@@ -49,7 +49,7 @@ class DedupeIndex:
             return self._written[key]
         if self._contents is None:
             self._contents = {}
-            for path, text in self._store.query("SELECT path, body FROM notes ORDER BY path"):
+            for path, text in self._store.bodies():
                 self._contents.setdefault(content_key(str(text)), str(path))
         return self._contents.get(key)
 

@@ -416,7 +416,7 @@ class _Run:
         report = self.vault.sync(progress=progress)
         self.report.sync = report
         written = {c.path for c in self.report.added}
-        indexed = {str(p) for (p,) in self.vault.store.query("SELECT path FROM notes")}
+        indexed = set(self.vault.store.all_paths())
         problems = [s for s in report.skipped + report.warnings if s.path in written]
         self.report.warnings.extend(problems)
         for path in sorted(written - indexed - {s.path for s in problems}):

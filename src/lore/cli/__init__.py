@@ -85,12 +85,10 @@ def _undecodable_index_text(exc: Exception) -> bool:
 
 def _damaged_index(exc: Exception, ctx: click.Context) -> str | None:
     """The message for SQLite finding the index file damaged in the middle of a command
-    (the check is by name, so `lore --help` never imports apsw)."""
-    corrupt = type(exc).__module__ == "apsw" and type(exc).__name__ in (
-        "CorruptError",
-        "NotADBError",
-    )
-    if not corrupt and not _undecodable_index_text(exc):
+    (the store says which errors those are without loading its database driver)."""
+    from ..store.damage import is_damage
+
+    if not is_damage(exc) and not _undecodable_index_text(exc):
         return None
     db = ctx.meta.get("lore.db", "the index")
     remedy = "delete it and run `lore index`: it is rebuilt from the files"

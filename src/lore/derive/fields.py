@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..store.query import EVERY_NOTE
 from .tokenize import index_text
 
 
@@ -45,14 +46,6 @@ def note_names(title: str, frontmatter: dict[str, Any], path: str) -> list[str]:
             seen.add(key)
             out.append(name.strip())
     return out
-
-
-# A token every note's body ends with and no text can produce (a private-use character
-# is not a word character to the tokenizer; FTS5's ascii tokenizer keeps it as a token).
-# A query's common terms are ANDed with "(common OR EVERY_NOTE)": they score every
-# candidate the rare terms bring without bringing candidates themselves
-# (lore.retrieve.query). Its IDF is ~0, so it adds nothing to any score.
-EVERY_NOTE = "\ue000"
 
 
 def fts_fields(

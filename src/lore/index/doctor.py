@@ -27,11 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from ..ingest.scan import scan_vault
 from ..model import Skipped
-from ..store.sqlite import SqliteStore, default_db_path
+from ..store.base import Store
+from ..store.sqlite import default_db_path
 from .doctor_checks import (
     EMBED,
     EMBED_REBUILD,
@@ -133,7 +132,7 @@ def spelled_out(steps: list[str], root: Path, db: Path) -> list[str]:
 
 
 def run_doctor(
-    store: SqliteStore,
+    store: Store,
     root: Path,
     *,
     embedder: Callable[[], Any] | None = None,
@@ -174,16 +173,14 @@ def run_doctor(
                     run.problem("files", f"{len(paths)} note file(s) {what}", INDEX)
             for bad in unreadable:
                 run.problem("files", f"{bad.path}: {bad.reason}", FIX_FILE)
-            truncated = sorted(
-                str(p) for (p,) in store.query("SELECT path FROM notes WHERE truncated")
-            )
+            truncated = store.truncated_paths()
             schema = check_schema(run, meta)
             fts_error = store.fts_check()
             check_fts(run, fts_error)
             check_derived(run)
             check_semantic(run)
             vectors = check_vectors(run, meta, embedder or (lambda: None))
-    except apsw.Error as exc:  # raised again when the snapshot ends, on a damaged file
+    except store.Error as exc:  # raised again when the snapshot ends, on a damaged file
         run.problem("sqlite", f"the index file is damaged: {exc}", RESET)
     check_sqlite(run)
     report = DoctorReport(

@@ -9,22 +9,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from ..errors import LoreError
 from ..model import Skipped
+from ..store.base import Store
 from ..store.schema import MIGRATIONS, SCHEMA_VERSION
-from ..store.sqlite import TOKENIZER_VERSION, SqliteStore
+from ..store.sqlite import TOKENIZER_VERSION
 
 # Repairs, weakest first: a stronger one also does what a weaker one would.
 INDEX, REBUILD, RESET = "lore index", "lore rebuild", "reset"
 EMBED, EMBED_REBUILD = "lore embed", "lore embed --rebuild"
 FIX_FILE = "fix the file"  # what lore cannot repair: the file itself (its encoding, its mode)
+_NOTE_ID = re.compile(r"\bnote_id\b")
 # Tables refreshed after the sync transaction (lore.index.semantic), checked as "semantic".
 SEMANTIC_TABLES = ("semantic_state", "derived_tags", "note_texts")
-_VEC_DIM = re.compile(r"float\[(\d+)\]")
-# Tables no migration makes: sqlite's own, FTS5's shadow tables, sqlite-vec's.
-_NOT_MIGRATED = re.compile(r"^(sqlite_|fts_|vec_items)")
 
 
 @dataclass(frozen=True)
@@ -41,7 +38,7 @@ class Checks:
     index (reported, never raised)."""
 
     def __init__(
-        self, store: SqliteStore, *, heuristic_tags: bool = True, semantic_needed: bool = True
+        self, store: Store, *, heuristic_tags: bool = True, semantic_needed: bool = True
     ) -> None:
         self.store = store
         self.heuristic_tags = heuristic_tags  # whether the semantic layer derives keywords
@@ -61,32 +58,11 @@ class Checks:
         self.checks.setdefault(name, "ok")
         try:
             yield
-        except apsw.Error as exc:
+        except self.store.Error as exc:
             self.problem(name, f"the index file is damaged: {exc}", RESET)
 
-    def count(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        row = self.store.db.execute(sql, params).fetchone()
-        return int(row[0]) if row else 0
-
     def tables(self) -> dict[str, str]:
-        return {
-            str(name): str(sql or "")
-            for name, sql in self.store.db.execute(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'table'"
-            )
-        }
-
-
-def expected_tables() -> set[str]:
-    """The tables a fresh index has after every migration (built in memory)."""
-    db = apsw.Connection(":memory:")
-    try:
-        for _name, migrate in MIGRATIONS:
-            migrate(db)
-        names = {str(n) for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    finally:
-        db.close()
-    return {n for n in names if not _NOT_MIGRATED.match(n)} | {"fts"}
+        return self.store.table_definitions()
 
 
 def check_schema(run: Checks, meta: dict[str, str]) -> dict[str, Any]:
@@ -101,7 +77,7 @@ def check_schema(run: Checks, meta: dict[str, str]) -> dict[str, Any]:
     with run.check("schema"):
         if info["version"] != SCHEMA_VERSION:
             run.problem("schema", f"schema version {version!r}, expected {SCHEMA_VERSION}", RESET)
-        missing = sorted(expected_tables() - set(run.tables()))
+        missing = sorted(run.store.expected_tables() - set(run.tables()))
         if missing:
             run.problem("schema", f"tables missing: {', '.join(missing)}", RESET)
         if meta.get("tokenizer_version") != TOKENIZER_VERSION:
@@ -118,23 +94,11 @@ def check_fts(run: Checks, fts_error: str | None) -> None:
     with run.check("fts"):
         if fts_error:
             run.problem("fts", f"FTS5 integrity-check failed: {fts_error}", REBUILD)
-        notes = run.count("SELECT count(*) FROM notes")
-        rows = run.count("SELECT count(*) FROM fts")
+        notes = run.store.row_count("notes")
+        rows = run.store.row_count("fts")
         if rows != notes:
             run.problem("fts", f"{rows} full-text rows for {notes} notes", REBUILD)
-        run.store.db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.doctor_vocab USING fts5vocab(main, fts, row)"
-        )
-        try:
-            drift = run.count(
-                "SELECT count(*) FROM (SELECT term, doc FROM temp.doctor_vocab"
-                " EXCEPT SELECT term, df FROM term_df)"
-            ) + run.count(
-                "SELECT count(*) FROM (SELECT term, df FROM term_df"
-                " EXCEPT SELECT term, doc FROM temp.doctor_vocab)"
-            )
-        finally:
-            run.store.db.execute("DROP TABLE IF EXISTS temp.doctor_vocab")
+        drift = run.store.df_drift()
         if drift:
             run.problem(
                 "fts", f"document frequencies of {drift} term(s) differ from the index", REBUILD
@@ -150,14 +114,12 @@ def check_derived(run: Checks) -> None:
                 continue
             if table.startswith("interest_"):
                 continue
-            if not re.search(r"\bnote_id\b", sql):
+            if not _NOTE_ID.search(sql):
                 continue
-            n = run.count(
-                f'SELECT count(*) FROM "{table}" WHERE note_id NOT IN (SELECT id FROM notes)'
-            )
+            n = run.store.orphan_rows(table)
             if n:
                 run.problem("derived", f"{n} row(s) of {table} belong to no note", REBUILD)
-        n = run.count("SELECT count(*) FROM fts WHERE rowid NOT IN (SELECT id FROM notes)")
+        n = run.store.orphan_rows("fts")
         if n:
             run.problem("derived", f"{n} full-text row(s) belong to no note", REBUILD)
 
@@ -171,10 +133,7 @@ def check_semantic(run: Checks) -> None:
 
     with run.check("semantic"):
         stale = len(stale_notes(run.store, run.heuristic_tags))
-        gone = sum(
-            run.count(f"SELECT count(*) FROM {t} WHERE note_id NOT IN (SELECT id FROM notes)")
-            for t in SEMANTIC_TABLES
-        )
+        gone = sum(run.store.orphan_rows(t) for t in SEMANTIC_TABLES)
         if stale or gone:
             run.problem(
                 "semantic",
@@ -186,7 +145,7 @@ def check_semantic(run: Checks) -> None:
 
 def check_sqlite(run: Checks) -> None:
     with run.check("sqlite"):
-        rows = [str(r[0]) for r in run.store.db.execute("PRAGMA integrity_check(10)")]
+        rows = run.store.integrity_problems(10)
         if rows != ["ok"]:
             run.problem("sqlite", f"integrity_check: {'; '.join(rows)[:300]}", RESET)
 
@@ -208,7 +167,7 @@ def check_vectors(
     if "vec_texts" not in tables:
         return info
     with run.check("vectors"):
-        count = run.count("SELECT count(*) FROM vec_texts")
+        count = run.store.row_count("vec_texts")
         info["count"] = count
         if "configured_error" in info and (recorded or count):
             run.problem("vectors", f"embedding provider: {info['configured_error']}", EMBED)
@@ -223,30 +182,25 @@ def check_vectors(
                 EMBED_REBUILD,
             )
             return info
-        vec_sql = tables.get("vec_items")
-        if count and vec_sql is None:
+        declared = run.store.vector_dimension()
+        if count and declared is None:
             run.problem("vectors", f"{count} vector key(s) but no vector table", EMBED_REBUILD)
             return info
-        if vec_sql is not None:
-            declared = _VEC_DIM.search(vec_sql)
-            if declared and meta.get("embed_dim") != declared.group(1):
+        if declared is not None:
+            if declared and meta.get("embed_dim") != declared:
                 run.problem(
                     "vectors",
-                    f"vector table has {declared.group(1)} dimensions,"
+                    f"vector table has {declared} dimensions,"
                     f" the index records {meta.get('embed_dim')}",
                     EMBED_REBUILD,
                 )
-            from .embed import load_vec
-
             try:
-                load_vec(run.store)
+                run.store.load_vec()
             except LoreError as exc:
                 run.checks["vectors"] = f"not checked: {exc}"
                 return info
-            stored = run.count("SELECT count(*) FROM vec_items")
-            unkeyed = run.count(
-                "SELECT count(*) FROM vec_texts WHERE id NOT IN (SELECT rowid FROM vec_items)"
-            )
+            stored = run.store.row_count("vec_items")
+            unkeyed = run.store.unkeyed_vectors()
             if stored != count or unkeyed:
                 run.problem(
                     "vectors", f"{stored} vector(s) for {count} vector key(s)", EMBED_REBUILD
@@ -261,7 +215,7 @@ def check_vectors(
 
 
 def compare_files(
-    store: SqliteStore, files: dict[str, Any]
+    store: Store, files: dict[str, Any]
 ) -> tuple[list[str], list[str], list[str], list[Skipped]]:
     """(missing, stale, orphaned, unreadable): the index against the files' stat."""
     stored = store.stored_stats()

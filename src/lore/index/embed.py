@@ -1,12 +1,11 @@
-"""Vectors keyed by (text hash, provider identity), stored in sqlite-vec.
+"""Vectors keyed by (text hash, provider identity), kept by the store (sqlite-vec in the
+SQLite backend: lore.store.sqlite_vectors).
 
-`note_texts` (written by index.semantic) says which texts each note wants embedded; this
-module embeds the ones that have no vector for the current provider yet, in batches, each
-batch committed on its own, so an interrupted run resumes where it stopped and a second run
-embeds nothing and calls nothing. Vectors are float32, L2-normalised on write, in the vec0
-table `vec_items` (cosine distance; rowid = vec_texts.id; metadata column `space`: doc for
-summaries and passages, tags for tag texts). The index records the identity and dimension
-in `meta` (embed_identity, embed_dim); vectors of another identity are never mixed in: a
+The texts each note wants embedded (written by index.semantic) are embedded here when they
+have no vector for the current provider yet, in batches, each batch committed on its own,
+so an interrupted run resumes where it stopped and a second run embeds nothing and calls
+nothing. Vectors are float32, L2-normalised on write. The index records the identity and
+dimension in `meta` (embed_identity, embed_dim); vectors of another identity are never mixed in: a
 different provider is refused until `lore embed --rebuild`.
 """
 
@@ -17,12 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
-from ..errors import ConfigError, install_hint
+from ..errors import ConfigError
 from ..providers.base import ProviderError
-from ..store.sqlite import SqliteStore
-from .semantic import load_sources, texts_of, write_texts
+from ..store.base import Store
+from .semantic import load_sources, planned, texts_of
 
 if TYPE_CHECKING:
     from ..providers.base import EmbeddingProvider
@@ -59,46 +56,30 @@ class EmbedReport:
         }
 
 
-def load_vec(store: SqliteStore) -> None:
-    """Load sqlite-vec into this connection (once); a clear error when it is missing."""
-    db = store.db
-    try:
-        db.execute("SELECT vec_version()").fetchone()
-        return
-    except apsw.SQLError:
-        pass
-    try:
-        import sqlite_vec
-    except ImportError:
-        raise ConfigError("vectors need the sqlite-vec package", hint=install_hint("vec")) from None
-    db.enable_load_extension(True)
-    try:
-        db.load_extension(sqlite_vec.loadable_path())
-    finally:
-        db.enable_load_extension(False)
+def load_vec(store: Store) -> None:
+    """Load the vector extension (once); a clear error when it is missing."""
+    store.load_vec()
 
 
-def check_layout(store: SqliteStore) -> None:
+def check_layout(store: Store) -> None:
     """Vectors stored in an older table layout are dropped (they are re-embedded)."""
     if store.get_meta("embed_identity") is not None and store.get_meta("vec_layout") != VEC_LAYOUT:
         drop_vectors(store)
 
 
-def stored_identity(store: SqliteStore) -> tuple[str | None, int | None]:
-    identity = store.get_meta("embed_identity")
-    dim = store.get_meta("embed_dim")
-    return identity, int(dim) if dim else None
+def stored_identity(store: Store) -> tuple[str | None, int | None]:
+    return store.embed_identity()
 
 
-def has_vectors(store: SqliteStore) -> bool:
-    return bool(store.query("SELECT 1 FROM vec_texts LIMIT 1"))
+def has_vectors(store: Store) -> bool:
+    return store.has_vectors()
 
 
-def vector_count(store: SqliteStore) -> int:
-    return int(store.query("SELECT count(*) FROM vec_texts")[0][0])
+def vector_count(store: Store) -> int:
+    return store.vector_count()
 
 
-def check_identity(store: SqliteStore, identity: str) -> None:
+def check_identity(store: Store, identity: str) -> None:
     recorded, _dim = stored_identity(store)
     if recorded is not None and recorded != identity and vector_count(store):
         raise IdentityMismatch(
@@ -107,76 +88,41 @@ def check_identity(store: SqliteStore, identity: str) -> None:
         )
 
 
-def drop_vectors(store: SqliteStore) -> None:
+def drop_vectors(store: Store) -> None:
     """Forget every vector and the recorded identity (for --rebuild)."""
-    load_vec(store)
-    with store.transaction():
-        store.db.execute("DROP TABLE IF EXISTS vec_items")
-        store.db.execute("DELETE FROM vec_texts")
-        store.db.execute(
-            "DELETE FROM meta WHERE key IN ('embed_identity', 'embed_dim', 'vec_layout')"
-        )
+    store.drop_vectors()
 
 
-def _missing(store: SqliteStore, identity: str) -> list[tuple[int, str]]:
+def _missing(store: Store, identity: str) -> list[tuple[int, str]]:
     """(note id, path) of notes with a text that has no vector for `identity`."""
-    return [
-        (int(nid), str(path))
-        for nid, path in store.query(
-            "SELECT DISTINCT t.note_id, n.path FROM note_texts t JOIN notes n ON n.id = t.note_id"
-            " LEFT JOIN vec_texts v ON v.hash = t.hash AND v.identity = ?"
-            " AND v.space = CASE t.kind WHEN 'tags' THEN 'tags' ELSE 'doc' END"
-            " WHERE v.id IS NULL ORDER BY n.path",
-            [identity],
-        )
-    ]
+    return store.missing_vectors(identity)
 
 
-def pending_count(store: SqliteStore, identity: str) -> int:
+def pending_count(store: Store, identity: str) -> int:
     return len(_missing(store, identity))
 
 
-def _ensure_table(store: SqliteStore, identity: str, dim: int) -> None:
+def _ensure_table(store: Store, identity: str, dim: int) -> None:
     recorded, recorded_dim = stored_identity(store)
     if recorded_dim is not None and recorded_dim != dim:
         raise ProviderError(
             f"{identity} returned {dim}-dimensional vectors; the index holds {recorded_dim}",
             hint="run `lore embed --rebuild` if the model really changed",
         )
-    store.db.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS vec_items USING vec0("
-        f"embedding float[{dim}] distance_metric=cosine, space text partition key)"
-    )
+    store.ensure_vector_table(dim)
     if recorded is None:
         store.set_meta("embed_identity", identity)
         store.set_meta("embed_dim", str(dim))
         store.set_meta("vec_layout", VEC_LAYOUT)
 
 
-_UNUSED = (
-    "SELECT v.id FROM vec_texts v WHERE NOT EXISTS (SELECT 1 FROM note_texts t"
-    " WHERE t.hash = v.hash AND (t.kind = 'tags') = (v.space = 'tags'))"
-)
-
-
-def _unused(store: SqliteStore) -> bool:
-    return bool(store.query(_UNUSED + " LIMIT 1"))
-
-
-def garbage_collect(store: SqliteStore) -> int:
+def garbage_collect(store: Store) -> int:
     """Drop vectors whose text no note uses any more (inside a transaction)."""
-    rows = store.query(_UNUSED)
-    ids = [int(r[0]) for r in rows]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        store.db.execute(f"DELETE FROM vec_items WHERE rowid IN ({marks})", chunk)
-        store.db.execute(f"DELETE FROM vec_texts WHERE id IN ({marks})", chunk)
-    return len(ids)
+    return store.drop_unused_vectors()
 
 
 def embed_missing(
-    store: SqliteStore,
+    store: Store,
     provider: EmbeddingProvider,
     *,
     progress: Progress | None = None,
@@ -205,23 +151,10 @@ def embed_missing(
             if source is None:
                 continue
             texts = texts_of(source)
-            have = {
-                (str(h), str(s))
-                for h, s in store.query(
-                    "SELECT hash, space FROM vec_texts WHERE identity = ? AND hash IN"
-                    f" ({','.join('?' * len(texts))})",
-                    [identity, *(t.hash for t in texts)],
-                )
-            }
-            planned = {
-                (str(h), str(k))
-                for h, k in store.query(
-                    "SELECT hash, kind FROM note_texts WHERE note_id = ?", [nid]
-                )
-            }
-            if planned != {(t.hash, t.kind) for t in texts}:
+            have = store.embedded_keys(identity, [t.hash for t in texts])
+            if store.planned_keys(nid) != {(t.hash, t.kind) for t in texts}:
                 with store.transaction():  # tags changed since planning: plan again
-                    write_texts(store.db, nid, texts)
+                    store.write_texts(nid, planned(texts))
             for text in texts:
                 key = (text.hash, text.space)
                 if key not in have and key not in known:
@@ -236,7 +169,7 @@ def embed_missing(
                 progress(done, total, path)
         if queue:
             report.embedded += _flush(store, provider, queue)
-        if _unused(store):
+        if store.has_unused_vectors():
             with store.transaction():
                 report.removed = garbage_collect(store)
     except ProviderError as exc:
@@ -248,9 +181,7 @@ def embed_missing(
     return report
 
 
-def _flush(
-    store: SqliteStore, provider: EmbeddingProvider, queue: list[tuple[str, str, str]]
-) -> int:
+def _flush(store: Store, provider: EmbeddingProvider, queue: list[tuple[str, str, str]]) -> int:
     if not queue:
         return 0
     import numpy as np
@@ -268,13 +199,6 @@ def _flush(
     with store.transaction():
         _ensure_table(store, provider.identity, int(vectors.shape[1]))
         for (digest, space, _text), vector in zip(queue, vectors, strict=True):
-            store.db.execute(
-                "INSERT INTO vec_texts(hash, identity, space) VALUES (?,?,?)",
-                (digest, provider.identity, space),
-            )
-            rowid = store.db.last_insert_rowid()
-            store.db.execute(
-                "INSERT INTO vec_items(rowid, embedding, space) VALUES (?,?,?)",
-                (rowid, np.asarray(vector, dtype=np.float32).tobytes(), space),
-            )
+            blob = np.asarray(vector, dtype=np.float32).tobytes()
+            store.add_vector(digest, provider.identity, space, blob)
     return len(queue)

@@ -17,7 +17,7 @@ from ..providers.base import ProviderError
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
-    from ..store.sqlite import SqliteStore
+    from ..store.base import Store
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
@@ -30,9 +30,8 @@ def cache_key(task: str, digest: str, model: str, version: str) -> str:
     return hashlib.sha256(f"{task}\x00{digest}\x00{model}\x00{version}".encode()).hexdigest()
 
 
-def lookup(store: SqliteStore, key: str) -> Any | None:
-    rows = store.query("SELECT output FROM llm_cache WHERE key = ?", [key])
-    return json.loads(rows[0][0]) if rows else None
+def lookup(store: Store, key: str) -> Any | None:
+    return store.cached_answer(key)
 
 
 def parse_json_answer(text: str, where: str) -> Any:
@@ -52,7 +51,7 @@ def parse_json_answer(text: str, where: str) -> Any:
 
 
 def cached_answer(
-    store: SqliteStore,
+    store: Store,
     chat: ChatProvider,
     *,
     task: str,
@@ -72,12 +71,7 @@ def cached_answer(
     answer = validate(parse_json_answer(chat.complete(system, user), where))
     if store.read_only:  # answered, but cannot be kept: asked again next time
         return answer
-    with store.transaction():
-        store.db.execute(
-            "INSERT OR REPLACE INTO llm_cache(key, task, model, prompt_version, input_hash,"
-            " output) VALUES (?,?,?,?,?,?)",
-            (key, task, chat.identity, version, digest, json.dumps(answer, ensure_ascii=False)),
-        )
+    store.cache_answer(key, task, chat.identity, version, digest, answer)
     return answer
 
 

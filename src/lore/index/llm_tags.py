@@ -10,7 +10,7 @@ from .semantic import set_llm_tags
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
-    from ..store.sqlite import SqliteStore
+    from ..store.base import Store
 
 TAGS_PROMPT_VERSION = "lore-tags-v1"
 TAGS_SYSTEM = (
@@ -26,15 +26,11 @@ def _validate(answer: dict[str, Any]) -> dict[str, Any]:
     return {"tags": string_list(answer.get("tags"), "LLM tags", max_items=8)}
 
 
-def tag_notes(store: SqliteStore, chat: ChatProvider) -> int:
+def tag_notes(store: Store, chat: ChatProvider) -> int:
     """Give every note without LLM tags its tags (cached answers first). Returns notes
     tagged. Raises ProviderError on the first failure (earlier notes stay tagged)."""
-    rows = store.query(
-        "SELECT n.id, n.title, n.summary FROM notes n WHERE NOT EXISTS (SELECT 1 FROM"
-        " derived_tags d WHERE d.note_id = n.id AND d.origin = 'llm') ORDER BY n.path"
-    )
     tagged = 0
-    for nid, title, summary in rows:
+    for nid, title, summary in store.notes_without_llm_tags():
         user = f"Title: {title}\n\n{str(summary)[:MAX_INPUT_CHARS]}"
         answer = cached_answer(
             store,

@@ -28,7 +28,9 @@ from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import FileStat, clamp_stat, scan_vault
 from ..memory.derive import derive_memory, memory_stale
 from ..model import Skipped, SyncReport
-from ..store.sqlite import TOKENIZER_VERSION, NoteRow, SqliteStore, StoredStat, Unreadable
+from ..store.base import Store
+from ..store.rows import NoteRow, StoredStat, Unreadable
+from ..store.sqlite import TOKENIZER_VERSION
 
 Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -152,7 +154,7 @@ def _size_text(n: int) -> str:
 class _Sync:
     """One sync run: the state shared by its steps, kept out of a 150-line function."""
 
-    def __init__(self, store: SqliteStore, root: Path, rebuild: bool, max_file_bytes: int):
+    def __init__(self, store: Store, root: Path, rebuild: bool, max_file_bytes: int):
         self.store = store
         self.root = root
         self.rebuild = rebuild
@@ -223,7 +225,7 @@ class _Sync:
 
 
 def sync(
-    store: SqliteStore,
+    store: Store,
     root: Path,
     *,
     rebuild: bool = False,
@@ -237,7 +239,7 @@ def sync(
     re-derived whole: an upgrade never leaves old and new rows side by side."""
     started = time.perf_counter()
     if store.get_meta("tokenizer_version") != TOKENIZER_VERSION:
-        rebuild = rebuild or bool(store.query("SELECT 1 FROM notes LIMIT 1"))
+        rebuild = rebuild or store.has_notes()
     run = _Sync(store, root, rebuild, max_file_bytes)
     files = list(scan_vault(root, run.skipped, gitignore=gitignore))
     seen = {f.path for f in files}

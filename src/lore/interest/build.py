@@ -17,18 +17,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence, Set
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigError, install_hint
-from ..store import interest as stored
-from .model import ClusterMember, InterestCluster, InterestMap
+from ..store.rows import ClusterRow, MemberRow
+from .model import ClusterMember, InterestCluster, InterestMap, Trend
 from .settings import InterestSettings
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
-    from ..store.sqlite import SqliteStore
+    from ..store.base import Store
+    from ..store.rows import NoteInfo
     from .cluster import Labels
-    from .vectors import NoteInfo
 
 # params of a stored map that do not shape its clusters (trends, labels, the build itself)
 _NOT_CLUSTERING = ("recent_weeks", "trend_ratio", "llm_labels", "today", "clustering")
@@ -64,7 +64,7 @@ def _previous_rows(
 
 
 def build_map(
-    store: SqliteStore,
+    store: Store,
     settings: InterestSettings,
     *,
     today: dt.date,
@@ -94,14 +94,14 @@ def build_map(
     notes = inputs.notes
     clusters: list[InterestCluster] = []
     blobs: dict[int, bytes] = {}
-    next_free = stored.next_id(store)
+    next_free = store.next_cluster_id()
     if not notes:
         if not inputs.unclustered:
             messages.append("no notes to cluster: the index is empty (run `lore index`)")
     else:
         x = inputs.matrix
-        before = stored.previous_members(store)
-        prior = stored.get_meta(store)
+        before = store.previous_members()
+        prior = store.interest_meta()
         previous, unchanged = _previous_rows(notes, before, prior, params, inputs.fingerprint)
         result = cluster_rows(x, settings, previous=previous, unchanged=unchanged)
         messages += result.messages
@@ -182,24 +182,100 @@ def build_map(
         unclustered=tuple(inputs.unclustered),
         messages=tuple(messages),
     )
-    stored.write_map(
-        store,
-        built,
-        blobs,
-        next_free=next_free,
-        extra={"notes_digest": stored.notes_digest(store)},
-    )
+    _write(store, built, blobs, next_free)
     return built
 
 
-def load(store: SqliteStore) -> InterestMap | None:
+def _write(store: Store, built: InterestMap, centroids: dict[int, bytes], next_free: int) -> None:
+    """Replace the stored map with `built`, in one transaction."""
+    clusters = [
+        (
+            ClusterRow(
+                c.id,
+                c.label,
+                c.label_source,
+                c.size,
+                c.top_tags,
+                c.weekly,
+                c.trend,
+                c.recent_share,
+                c.longrun_share,
+            ),  # fmt: skip
+            [
+                MemberRow(c.id, m.note_id, m.path, m.title, m.date, m.similarity, m.x, m.y)
+                for m in c.members
+            ],
+        )
+        for c in built.clusters
+    ]
+    meta = {
+        "built_at": built.built_at,
+        "fingerprint": built.fingerprint,
+        "lexical": "1" if built.lexical else "0",
+        "notes": str(built.notes),
+        "params": json.dumps(built.params, ensure_ascii=False, sort_keys=True),
+        "unclustered": json.dumps(list(built.unclustered), ensure_ascii=False),
+        "messages": json.dumps(list(built.messages), ensure_ascii=False),
+        "next_id": str(next_free),
+        "notes_digest": store.notes_digest(),
+    }
+    store.write_map(clusters, centroids, meta)
+
+
+def _loaded(meta: dict[str, str], clusters: list[ClusterRow], rows: list[MemberRow]) -> InterestMap:
+    members: dict[int, list[ClusterMember]] = {}
+    for m in rows:
+        members.setdefault(m.cluster_id, []).append(
+            ClusterMember(m.note_id, m.path, m.title, m.date, m.similarity, m.x, m.y)
+        )
+    return InterestMap(
+        clusters=tuple(
+            InterestCluster(
+                id=c.id,
+                label=c.label,
+                label_source=c.label_source,
+                size=c.size,
+                members=tuple(members.get(c.id, [])),
+                top_tags=c.top_tags,
+                weekly=c.weekly,
+                trend=_trend(c.trend),
+                recent_share=c.recent_share,
+                longrun_share=c.longrun_share,
+            )
+            for c in clusters
+        ),
+        lexical=meta.get("lexical") == "1",
+        params=dict(_json(meta.get("params"), {})),
+        fingerprint=meta.get("fingerprint", ""),
+        built_at=meta["built_at"],
+        notes=int(meta.get("notes", "0") or 0),
+        unclustered=tuple(str(p) for p in _json(meta.get("unclustered"), [])),
+        messages=tuple(str(m) for m in _json(meta.get("messages"), [])),
+    )
+
+
+def _json(text: str | None, default: Any) -> Any:
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return default
+
+
+def _trend(value: str) -> Trend:
+    return cast(Trend, value)
+
+
+def load(store: Store) -> InterestMap | None:
     """The stored map, with a message when the index changed since it was built."""
     from dataclasses import replace
 
-    found = stored.load_map(store)
-    if found is None:
+    rows = store.stored_map()
+    if rows is None:
         return None
-    if stored.get_meta(store).get("notes_digest") != stored.notes_digest(store):
+    found = _loaded(*rows)
+    if rows[0].get("notes_digest") != store.notes_digest():
         note = "the index changed since this map was built: run `lore clusters build`"
         return replace(found, messages=(*found.messages, note))
     return found

@@ -27,7 +27,7 @@ from ..providers.base import ProviderError
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
-    from ..store.sqlite import SqliteStore
+    from ..store.base import Store
 
 WEIGHTS = {"frontmatter": 1.0, "inline": 1.0, "llm": 0.8, "heuristic": 0.5}
 TOP_TAGS = 5
@@ -49,14 +49,10 @@ class Label:
     top_tags: tuple[str, ...]
 
 
-def note_tags(store: SqliteStore) -> dict[int, dict[str, tuple[str, float]]]:
+def note_tags(store: Store) -> dict[int, dict[str, tuple[str, float]]]:
     """note id → tag key → (spelling, weight): the best-weighted origin of each tag."""
     out: dict[int, dict[str, tuple[str, float]]] = defaultdict(dict)
-    rows = store.query(
-        "SELECT note_id, tag, origin FROM tags UNION ALL"
-        " SELECT note_id, tag, origin FROM derived_tags ORDER BY 1, 2, 3"
-    )
-    for nid, tag, origin in rows:
+    for nid, tag, origin in store.all_tags():
         key = tag_key(str(tag))
         if not key:
             continue
@@ -71,7 +67,7 @@ KEYWORD_MEMBERS = 30  # the most representative members whose keywords label a c
 
 
 def with_keywords(
-    store: SqliteStore,
+    store: Store,
     clusters: Sequence[Sequence[int]],
     labels: Sequence[Label],
     tags: dict[int, dict[str, tuple[str, float]]],
@@ -87,15 +83,10 @@ def with_keywords(
         for nid in members[:KEYWORD_MEMBERS]
     ]
     out = {nid: dict(found) for nid, found in tags.items()}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for nid, title, summary in store.query(
-            f"SELECT id, title, summary FROM notes WHERE id IN ({marks})", chunk
-        ):
-            mine = out.setdefault(int(nid), {})
-            for word in heuristic_tags(str(title), str(summary)):
-                mine.setdefault(tag_key(word), (word, WEIGHTS["heuristic"]))
+    for nid, title, summary in store.titles_and_summaries(wanted):
+        mine = out.setdefault(nid, {})
+        for word in heuristic_tags(title, summary):
+            mine.setdefault(tag_key(word), (word, WEIGHTS["heuristic"]))
     return out
 
 
@@ -157,7 +148,7 @@ def _validate(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def llm_labels(
-    store: SqliteStore,
+    store: Store,
     chat: ChatProvider,
     labels: list[Label],
     titles: Sequence[Sequence[str]],
@@ -179,7 +170,7 @@ def llm_labels(
     return out, None
 
 
-def store_answer(store: SqliteStore, chat: ChatProvider, user: str) -> str:
+def store_answer(store: Store, chat: ChatProvider, user: str) -> str:
     from ..index.llm_cache import cached_answer
 
     answer = cached_answer(

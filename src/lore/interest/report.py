@@ -170,30 +170,6 @@ def _today(vault: Vault, today: dt.date | str | None) -> dt.date:
     return load_memory_settings(vault.root).today_date()
 
 
-def _window_notes(vault: Vault, window: Window) -> list[tuple[int, str, str, str]]:
-    rows = vault.store.query(
-        "SELECT id, path, title, date FROM notes WHERE date >= ? AND date <= ?"
-        " ORDER BY date DESC, path",
-        [window.since, window.until],
-    )
-    return [(int(i), str(p), str(t), str(d)) for i, p, t, d in rows]
-
-
-def _tags_of(vault: Vault, note_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
-    """note id → its (tag, tag_key) in order."""
-    out: dict[int, list[tuple[str, str]]] = {}
-    for start in range(0, len(note_ids), 500):
-        chunk = note_ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for nid, tag, key in vault.store.query(
-            f"SELECT note_id, tag, tag_key FROM tags WHERE note_id IN ({marks})"
-            " ORDER BY note_id, position",
-            chunk,
-        ):
-            out.setdefault(int(nid), []).append((str(tag), str(key)))
-    return out
-
-
 def _count_tags(tag_lists: list[list[tuple[str, str]]], limit: int) -> tuple[tuple[str, int], ...]:
     """Tags by how many of the notes carry them (as Vault.tag_counts: one row per tag_key,
     shown as its first spelling), most used first, ties by key."""
@@ -256,15 +232,12 @@ def build_report(
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise QueryError(f"--{name} must be a positive number, not {value!r}")
     day = _today(vault, today)
-    newest_rows = vault.store.query(
-        "SELECT max(date) FROM notes WHERE date <= ?", [day.isoformat()]
-    )
-    newest = newest_rows[0][0] if newest_rows and newest_rows[0][0] else None
-    window = report_window(since, day, None if newest is None else str(newest))
-    rows = _window_notes(vault, window)
-    note_tags = _tags_of(vault, [r[0] for r in rows])
-    notes_total = int(vault.store.query("SELECT count(*) FROM notes")[0][0])
-    undated = int(vault.store.query("SELECT count(*) FROM notes WHERE date IS NULL")[0][0])
+    store = vault.store
+    window = report_window(since, day, store.newest_date(day.isoformat()))
+    rows = store.dated_between(window.since, window.until)
+    note_tags = store.tags_with_keys([r[0] for r in rows])
+    notes_total = store.note_count()
+    undated = store.undated_count()
     messages = _messages(interest)
     if undated:
         messages += (

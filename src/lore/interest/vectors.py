@@ -29,27 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..derive.tokenize import is_cjk_char, token_spans
 from ..errors import ConfigError
+from ..store.rows import NoteInfo
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..store.sqlite import SqliteStore
+    from ..store.base import Store
     from .settings import InterestSettings
 
     Matrix = npt.NDArray[np.float32]
 
 DENSE_BUDGET_BYTES = 256 * 1024 * 1024  # the lexical matrix never grows past this
-TREND_DATE_SOURCES = ("frontmatter", "filename", "text")  # a note's own dates
-
-
-@dataclass(frozen=True)
-class NoteInfo:
-    id: int
-    path: str
-    title: str
-    date: str | None  # the note's date, or None when it only has a file-modification date
-    hash: str
 
 
 @dataclass
@@ -63,19 +54,8 @@ class Inputs:
     fingerprint: str = ""
 
 
-def load_notes(store: SqliteStore) -> list[NoteInfo]:
-    rows = store.query("SELECT id, path, title, date, date_source, hash FROM notes")
-    notes = [
-        NoteInfo(
-            int(nid),
-            str(path),
-            str(title),
-            str(date) if date and date_source in TREND_DATE_SOURCES else None,
-            str(digest),
-        )
-        for nid, path, title, date, date_source, digest in rows
-    ]
-    return sorted(notes, key=lambda n: n.path)
+def load_notes(store: Store) -> list[NoteInfo]:
+    return store.interest_notes()
 
 
 def l2(matrix: Matrix) -> Matrix:
@@ -93,37 +73,23 @@ def l2(matrix: Matrix) -> Matrix:
 
 
 def stored_vectors(
-    store: SqliteStore, identity: str
+    store: Store, identity: str
 ) -> tuple[dict[int, Any], dict[int, Any], dict[int, str]]:
     """(summary vectors, tag vectors, text hashes) by note id, for this identity."""
     import numpy as np
 
-    from ..index.embed import load_vec
-
-    load_vec(store)
+    store.load_vec()
     wanted: dict[int, list[tuple[int, str]]] = {}  # vec rowid -> every (note id, kind) using it
     hashes: dict[int, list[str]] = {}
-    for nid, kind, rowid, digest in store.query(
-        "SELECT t.note_id, t.kind, v.id, t.hash FROM note_texts t JOIN vec_texts v"
-        " ON v.hash = t.hash AND v.identity = ?"
-        " AND v.space = CASE t.kind WHEN 'tags' THEN 'tags' ELSE 'doc' END"
-        " WHERE t.kind IN ('summary', 'tags') ORDER BY t.note_id, t.kind",
-        [identity],
-    ):
-        wanted.setdefault(int(rowid), []).append((int(nid), str(kind)))
-        hashes.setdefault(int(nid), []).append(f"{kind}:{digest}")
+    for nid, kind, rowid, digest in store.note_vectors(identity):
+        wanted.setdefault(rowid, []).append((nid, kind))
+        hashes.setdefault(nid, []).append(f"{kind}:{digest}")
     summary: dict[int, Any] = {}
     tags: dict[int, Any] = {}
-    rowids = sorted(wanted)
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for rowid, blob in store.query(
-            f"SELECT rowid, embedding FROM vec_items WHERE rowid IN ({marks})", chunk
-        ):
-            vector = np.frombuffer(blob, dtype=np.float32)
-            for nid, kind in wanted[int(rowid)]:
-                (tags if kind == "tags" else summary)[nid] = vector
+    for rowid, blob in store.vectors(sorted(wanted)).items():
+        vector = np.frombuffer(blob, dtype=np.float32)
+        for nid, kind in wanted[rowid]:
+            (tags if kind == "tags" else summary)[nid] = vector
     return summary, tags, {nid: ",".join(parts) for nid, parts in hashes.items()}
 
 
@@ -178,26 +144,19 @@ def lexical_terms(text: str) -> list[str]:
     return out
 
 
-def _note_texts(store: SqliteStore, notes: list[NoteInfo]) -> Iterator[str]:
+def _note_texts(store: Store, notes: list[NoteInfo]) -> Iterator[str]:
     """Title, tags and long summary of each note, in note order, 500 notes at a time."""
-    tags: dict[int, set[str]] = {}
-    for nid, tag in store.query(
-        "SELECT note_id, tag FROM tags UNION ALL SELECT note_id, tag FROM derived_tags"
-    ):
-        tags.setdefault(int(nid), set()).add(str(tag))
+    tags = store.tag_sets()
     for start in range(0, len(notes), 500):
         chunk = [n.id for n in notes[start : start + 500]]
-        marks = ",".join("?" * len(chunk))
         rows = {
-            int(nid): f"{title}\n{' '.join(sorted(tags.get(int(nid), ())))}\n{summary}"
-            for nid, title, summary in store.query(
-                f"SELECT id, title, summary FROM notes WHERE id IN ({marks})", chunk
-            )
+            nid: f"{title}\n{' '.join(sorted(tags.get(nid, ())))}\n{summary}"
+            for nid, title, summary in store.titles_and_summaries(chunk)
         }
         yield from (rows.get(nid, "") for nid in chunk)
 
 
-def lexical_matrix(store: SqliteStore, notes: list[NoteInfo], vocab_cap: int) -> tuple[Matrix, int]:
+def lexical_matrix(store: Store, notes: list[NoteInfo], vocab_cap: int) -> tuple[Matrix, int]:
     """(TF-IDF rows in note order, vocabulary size). A term is its CRC-32 (the same in
     every process, unlike hash()), and each note keeps only (ids, counts) arrays: no string
     is kept per distinct term (10k notes of mixed text: ~1M distinct CJK bigrams). Two
@@ -249,13 +208,13 @@ def fingerprint(source: str, notes: list[NoteInfo], extra: dict[int, str]) -> st
     return hashlib.sha256(json.dumps(data, ensure_ascii=False).encode()).hexdigest()
 
 
-def select_inputs(store: SqliteStore, settings: InterestSettings) -> Inputs:
+def select_inputs(store: Store, settings: InterestSettings) -> Inputs:
     """The rows to cluster, and what was left out, following `settings.source`."""
     import numpy as np
 
     notes = load_notes(store)
     identity = store.get_meta("embed_identity")
-    has_vectors = identity is not None and bool(store.query("SELECT 1 FROM vec_texts LIMIT 1"))
+    has_vectors = identity is not None and store.has_vectors()
     if settings.source == "vectors" and not has_vectors:
         raise ConfigError(
             "source vectors: the index holds no vectors",

@@ -19,7 +19,6 @@ from ..errors import ConfigError
 from ..ingest.markdown import date_from_name, iter_lines
 from ..ingest.parse import split_frontmatter
 from ..safe_write import open_folder
-from ..store import memory as sql
 from .access import access_for
 from .derive import is_daily
 from .entities import Entities
@@ -93,7 +92,7 @@ def _anchor_findings(vault: Vault, core: list[dict[str, Any]], ents: Entities) -
         anchor = target.partition("#")[2]
         if not anchor:
             continue
-        stored = sql.note_bodies(vault.store, [path]).get(path)
+        stored = vault.store.note_bodies([path]).get(path)
         if stored is None:
             out.append(
                 Finding("broken-anchor", entry["path"], entry["line"], f"{target}: not indexed yet")
@@ -259,12 +258,12 @@ def check(vault: Vault, *, fix: bool = False, stale_days: int | None = None) -> 
         )
     today = settings.today_date()
     ents = Entities(vault.store, settings, access_for(settings, None))
-    entries = sql.entries(vault.store, None)
+    entries = vault.store.entries(None)
     core = [e for e in entries if e["path"] == settings.core]
     findings = _anchor_findings(vault, core, ents)
     findings += _entity_findings(ents)
     findings += _entry_findings(entries, today, stale_days)
-    for path, _title, _date in sql.note_keys(vault.store, None):
+    for path, _title, _date in vault.store.note_keys(None):
         name = path.rsplit("/", 1)[-1]
         if is_daily(path, settings) and date_from_name(name) is None:
             findings.append(

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..retrieve.query import check_query
-from ..store import memory as sql
 from .access import access_for
 from .entities import Entities
 from .model import ContextView, MemoryHit
@@ -140,7 +139,7 @@ def context(
         items.append({**item, "bytes": size(block)})
         return True
 
-    core = core_lines(sql.entries(vault.store, access.globs, kinds=("conclusion",)))
+    core = core_lines(vault.store.entries(access.globs, kinds=("conclusion",)))
     core_budget = min(CORE_MAX, budget // 2)
     title = "\n## Core (resident)\n"
     if core and used + size(title) < budget:
@@ -201,9 +200,9 @@ def context(
         title = "\n## Evidence\n"
         parts.append(title)
         used += size(title)
-        bodies = sql.note_bodies(vault.store, [h.path for h in hits])
+        bodies = vault.store.note_bodies([h.path for h in hits])
         by_path: dict[str, list[dict[str, Any]]] = {}
-        for e in sql.entries(vault.store, access.globs, paths=sorted({h.path for h in hits})):
+        for e in vault.store.entries(access.globs, paths=sorted({h.path for h in hits})):
             by_path.setdefault(e["path"], []).append(e)
         shown: set[tuple[str, int]] = set()
         for hit in hits:

@@ -17,8 +17,8 @@ from typing import Any
 
 from ..derive.fields import note_fts_fields
 from ..derive.tokenize import terms
-from ..store import memory as sql
-from ..store.sqlite import SqliteStore
+from ..store.base import Store
+from ..store.rows import NoteText
 from .cards import in_folder, parse_cards
 from .entries import parse_core, parse_daily
 from .markdown import fold_key, link_key
@@ -37,7 +37,7 @@ def is_daily(path: str, settings: MemorySettings) -> bool:
     return in_folder(path, settings.dir) and _DAILY_NAME.search(path) is not None
 
 
-def _note_rows(note: sql.NoteText, settings: MemorySettings) -> dict[str, list[tuple[Any, ...]]]:
+def _note_rows(note: NoteText, settings: MemorySettings) -> dict[str, list[tuple[Any, ...]]]:
     rows: dict[str, list[tuple[Any, ...]]] = {
         "entity_defs": [],
         "entity_aliases": [],
@@ -150,14 +150,14 @@ class _Mentions:
             self._cache[group] = Matcher(sorted(found))
         return self._cache[group]
 
-    def from_index(self, store: SqliteStore) -> dict[int, Matcher]:
+    def from_index(self, store: Store) -> dict[int, Matcher]:
         per_note: dict[int, set[tuple[str, str]]] = {}
-        for phrase, ids in sql.notes_matching(store, self.by_phrase).items():
+        for phrase, ids in store.notes_matching(self.by_phrase).items():
             for note_id in ids:
                 per_note.setdefault(note_id, set()).update(self.by_phrase[phrase])
         return {note_id: self.matcher(found) for note_id, found in per_note.items()}
 
-    def from_columns(self, store: SqliteStore, note_id: int) -> Matcher | None:
+    def from_columns(self, store: Store, note_id: int) -> Matcher | None:
         columns = [f" {c} " for c in note_fts_fields(*store.note_fields(note_id))]
         found: set[tuple[str, str]] = set()
         for phrase, spellings in self.by_phrase.items():
@@ -167,7 +167,7 @@ class _Mentions:
 
 
 def _mention_rows(
-    note: sql.NoteText, matcher: Matcher, own: set[str]
+    note: NoteText, matcher: Matcher, own: set[str]
 ) -> list[tuple[int, str, int, int]]:
     found = matcher.scan(note.body)
     rows = []
@@ -181,13 +181,13 @@ def _mention_rows(
     return sorted(rows)
 
 
-def memory_stale(store: SqliteStore) -> bool:
+def memory_stale(store: Store) -> bool:
     """True when the memory tables must be derived in full (an upgraded index)."""
     return store.get_meta(META_STALE) is not None
 
 
 def derive_memory(
-    store: SqliteStore,
+    store: Store,
     root: Path,
     changed: Sequence[str],
     deleted_ids: Sequence[int],
@@ -201,18 +201,18 @@ def derive_memory(
     # bookkeeping a rebuild would not write.
     if (store.get_meta(META_LAYOUT) or DEFAULT_LAYOUT) != settings.layout or memory_stale(store):
         full = True
-        sql.delete_meta(store, META_STALE)
-    before = None if full else Registry.build(sql.entity_rows(store)).signature()
-    ids = sql.note_ids(store, None if full else changed)
+        store.delete_meta(META_STALE)
+    before = None if full else Registry.build(store.entity_rows()).signature()
+    ids = store.note_ids(None if full else changed)
     if full:
-        sql.delete_all(store)
+        store.delete_all()
     else:
-        sql.delete_for(store, [*deleted_ids, *ids])
-    for note in sql.note_texts_by_id(store, ids):
+        store.delete_for([*deleted_ids, *ids])
+    for note in store.note_texts_by_id(ids):
         for table, rows in _note_rows(note, settings).items():
-            sql.insert_rows(store, table, rows)
+            store.insert_rows(table, rows)
 
-    registry = Registry.build(sql.entity_rows(store))
+    registry = Registry.build(store.entity_rows())
     defined: dict[str, set[str]] = {}
     for info in registry.entities.values():
         for d in info.defs:
@@ -221,19 +221,19 @@ def derive_memory(
     matchers: dict[int, Matcher] | None = None  # None: look each note up in its own columns
     if full or registry.signature() != before:
         # The alias table changed: every note's mentions may have changed with it.
-        sql.delete_mentions(store, None)
+        store.delete_mentions(None)
         matchers = mentions.from_index(store) if mentions.by_phrase else {}
         ids = sorted(matchers)
     elif not mentions.by_phrase:
         ids = []
     # Texts are read again, a chunk at a time, rather than kept from the first pass: a
     # first sync of a large vault never holds every note's text at once.
-    for note in sql.note_texts_by_id(store, ids):
+    for note in store.note_texts_by_id(ids):
         matcher = mentions.from_columns(store, note.id) if matchers is None else matchers[note.id]
         if matcher is not None:
             rows = _mention_rows(note, matcher, defined.get(note.path, set()))
-            sql.insert_rows(store, "entity_mentions", rows)
+            store.insert_rows("entity_mentions", rows)
     if settings.layout == DEFAULT_LAYOUT:
-        sql.delete_meta(store, META_LAYOUT)
+        store.delete_meta(META_LAYOUT)
     else:
         store.set_meta(META_LAYOUT, settings.layout)

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, LoreError
 from ..ingest.markdown import as_date
 from ..providers.none import Absent
-from ..store import memory as sql
 from .entries import TRUST_LEVELS
 from .extract import KINDS, LABELS, extract
 from .model import DigestReport
@@ -160,7 +159,7 @@ def digest(
     # digest counts only while its note still holds its anchor.
     earlier = [
         e
-        for e in sql.entries(vault.store, None, kinds=("digest",))
+        for e in vault.store.entries(None, kinds=("digest",))
         if e["anchor"] == anchor and _holds(vault.root / str(e["path"]), anchor)
     ]
     if earlier:  # no model is asked: the items shown are the heuristic's

@@ -37,7 +37,7 @@ from .extract import KINDS
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
-    from ..store.sqlite import SqliteStore
+    from ..store.base import Store
 
 DIGEST_PROMPT_VERSION = "lore-digest-v1"
 DIGEST_SYSTEM = (
@@ -203,7 +203,7 @@ def ground(answer: dict[str, Any], material: str) -> LlmDigest:
     return result
 
 
-def llm_extract(store: SqliteStore, chat: ChatProvider, material: str) -> LlmDigest:
+def llm_extract(store: Store, chat: ChatProvider, material: str) -> LlmDigest:
     """Decisions, conclusions, open items and lessons by the model, grounded, each once.
     Raises ProviderError when the model fails, answers out of shape, or invents all."""
     merged = LlmDigest({kind: [] for kind in KINDS})

@@ -12,8 +12,7 @@ import weakref
 from functools import cached_property
 from typing import Any
 
-from ..store import memory as sql
-from ..store.sqlite import SqliteStore
+from ..store.base import Store
 from .access import Access
 from .decay import decay_weight
 from .markdown import fold_key, link_key
@@ -21,31 +20,29 @@ from .registry import EntityInfo, Registry
 from .settings import MemorySettings
 
 SOURCE_ORDER = {"card": 0, "event": 1, "mention": 2}
-_NOTE_INDEX: weakref.WeakKeyDictionary[SqliteStore, tuple[Any, dict[str, str]]] = (
+_NOTE_INDEX: weakref.WeakKeyDictionary[Store, tuple[Any, dict[str, str]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 class Entities:
-    def __init__(self, store: SqliteStore, settings: MemorySettings, access: Access) -> None:
+    def __init__(self, store: Store, settings: MemorySettings, access: Access) -> None:
         self.store = store
         self.settings = settings
         self.access = access
-        self.registry = Registry.build(sql.entity_rows(store), access)
+        self.registry = Registry.build(store.entity_rows(), access)
 
     @cached_property
     def latest(self) -> dict[str, tuple[str, str, int]]:
-        return sql.latest_mentions(
-            self.store, self.access.globs, self.settings.today_date().isoformat()
-        )
+        return self.store.latest_mentions(self.access.globs, self.settings.today_date().isoformat())
 
     @cached_property
     def totals(self) -> dict[str, tuple[int, int]]:
-        return sql.mention_totals(self.store, self.access.globs)
+        return self.store.mention_totals(self.access.globs)
 
     @cached_property
     def edges(self) -> list[dict[str, Any]]:
-        return sql.edges(self.store, self.access.globs)
+        return self.store.edges(self.access.globs)
 
     @cached_property
     def note_index(self) -> dict[str, str]:
@@ -53,17 +50,12 @@ class Entities:
 
         Building it reads every note's path and title, so it is kept per open index until
         the index changes (a long-running MCP server resolves links without re-reading)."""
-        db = self.store.db
-        stamp = (
-            db.total_changes(),
-            self.store.query("PRAGMA data_version")[0][0],
-            self.access.globs,
-        )
+        stamp = (self.store.generation(), self.access.globs)
         cached = _NOTE_INDEX.get(self.store)
         if cached is not None and cached[0] == stamp:
             return cached[1]
         index: dict[str, str] = {}
-        for path, title, _date in sql.note_keys(self.store, self.access.globs):
+        for path, title, _date in self.store.note_keys(self.access.globs):
             stem = path.rsplit(".", 1)[0]
             for key in (fold_key(title), link_key(path), fold_key(stem)):
                 if key:
@@ -183,7 +175,7 @@ class Entities:
         notes, total = self.totals.get(key, (0, 0))
         latest = [
             {"path": p, "date": d, "count": c, "line": ln, "title": t}
-            for p, d, c, ln, t in sql.mentions_of(self.store, key, self.access.globs)[:mentions]
+            for p, d, c, ln, t in self.store.mentions_of(key, self.access.globs)[:mentions]
         ]
         claimed = {k for k, owners in self.registry.conflicts().items() if key in owners}
         return {

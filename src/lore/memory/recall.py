@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Hit, SearchResult
 from ..retrieve.query import QueryPlan, QueryTerm, plan
-from ..retrieve.search import Filters
 from ..retrieve.snippet import SCAN_LIMIT_CHARS, build_evidence, find_matches
-from ..store import memory as sql
+from ..store.query import Filters
 from .access import Access, access_for
 from .decay import decay_weight, trust_weight
 from .markdown import fold_key
@@ -119,7 +118,7 @@ def scope_search(
     if access.globs is not None:
         filters = replace(filters, allow=access.globs)
     if expand_aliases and query.strip():
-        registry = Registry.build(sql.entity_rows(vault.store), access)
+        registry = Registry.build(vault.store.entity_rows(), access)
         if registry.entities:
             query = expand_query(query, registry)
     return query, filters, None
@@ -212,7 +211,7 @@ def memory_hits(
         return [], result
     query_plan = plan(expand_query(query, registry))
     coverage = Coverage(query, registry)
-    bodies = sql.note_bodies(vault.store, sorted({h.path for h in result}))
+    bodies = vault.store.note_bodies(sorted({h.path for h in result}))
     weak = {
         h.path
         for h in result
@@ -221,7 +220,7 @@ def memory_hits(
         < Coverage.MIN_COVERAGE
     }
     by_path: dict[str, list[dict[str, Any]]] = {}
-    for entry in sql.entries(vault.store, access.globs, paths=sorted({h.path for h in result})):
+    for entry in vault.store.entries(access.globs, paths=sorted({h.path for h in result})):
         by_path.setdefault(entry["path"], []).append(entry)
     cards = {d["path"] for info in registry.entities.values() for d in info.defs}
     markers = vault.settings.highlight

@@ -11,7 +11,6 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ..store import memory as sql
 from .access import access_for
 from .decay import decay_weight
 from .entities import Entities
@@ -63,8 +62,8 @@ def recent(
             "weight": decay_weight(settings, date, today, pinned=pinned, priority=priority),
             "pinned": pinned or (priority is not None and priority >= settings.pinned_priority),
         }
-        for path, title, date, priority, pinned in sql.dated_notes(
-            vault.store, access.globs, since, today.isoformat()
+        for path, title, date, priority, pinned in vault.store.dated_notes(
+            access.globs, since, today.isoformat()
         )
     ]
     reason = None

@@ -17,7 +17,6 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..store import memory as sql
 from .access import access_for
 from .context import check_budget
 from .derive import is_daily
@@ -70,7 +69,7 @@ def snapshot(
     if access.blind:
         text = trim(f"# Snapshot\n\n({access.reason})\n", budget)
         return Snapshot(text, size(text), budget, [], [], [], principal)
-    entries = sql.entries(vault.store, access.globs)
+    entries = vault.store.entries(access.globs)
     daily = [e for e in entries if is_daily(e["path"], settings) and e["date"]]
     core = [e for e in entries if e["path"] == settings.core]
     dates = sorted({e["date"] for e in daily})

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError, IndexBusyError, IndexFullError, IndexReadOnlyError, PathError
 from ..ingest.markdown import iter_lines, open_fence
 from ..safe_write import append_locked
-from ..store import memory as sql
 from .entries import STATUSES, TRUST_LEVELS, parse_daily
 from .markdown import fold_key
 from .model import Memory
@@ -99,7 +98,7 @@ def sync_written(vault: Vault, rel: str) -> tuple[bool, list[str]]:
         return False, ["the disk is full; the entry is saved and the next sync indexes it"]
     except IndexReadOnlyError as exc:
         return False, [f"saved but not indexed: {exc.message}"]
-    if sql.has_note(vault.store, rel):
+    if vault.store.has_note(rel):
         return True, list(report.notices)
     why = next((s.reason for s in report.skipped if s.path == rel), None) or (
         "the vault ignores it (.loreignore or an always-ignored folder)"
@@ -178,7 +177,7 @@ def remember(
     if isinstance(entities, str):
         entities = [entities]
     settings = load_memory_settings(vault.root)
-    registry = Registry.build(sql.entity_rows(vault.store))
+    registry = Registry.build(vault.store.entity_rows())
     names, notes = normalise_entities(list(entities), registry)
     now = (at or dt.datetime.now()).replace(microsecond=0)
     date, clock = now.date().isoformat(), now.strftime("%H:%M:%S")

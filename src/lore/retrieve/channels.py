@@ -17,12 +17,12 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..derive.tags import tag_key
-from ..store.sqlite import SqliteStore
+from ..store.base import Store
+from ..store.query import Filters, TextQuery
 from .query import QueryPlan
-from .search import Filters, _filter_sql, rank
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,54 +40,25 @@ class PassageMatch:
     similarity: float
 
 
-def _ids_sql(ids: list[int]) -> str:
-    return ",".join(str(int(i)) for i in ids)
-
-
-def keep_filtered(store: SqliteStore, ids: list[int], filters: Filters) -> list[int]:
+def keep_filtered(store: Store, ids: list[int], filters: Filters) -> list[int]:
     """The ids (in order) that pass the filters."""
-    if not ids or not filters.active:
-        return ids
-    where, params = _filter_sql(filters)
-    ok = {
-        int(r[0])
-        for r in store.query(
-            f"SELECT n.id FROM notes n WHERE n.id IN ({_ids_sql(ids)}){where}", params
-        )
-    }
-    return [i for i in ids if i in ok]
+    return store.keep_filtered(ids, filters)
 
 
-# -- fts ---------------------------------------------------------------------------------
-
-
-def fts_candidates(
-    store: SqliteStore, plan: QueryPlan, filters: Filters, pool: int, weights: list[float]
-) -> dict[int, float]:
-    if not plan.terms:
-        return {}
-    return dict(rank(store, plan, filters, pool, weights))
-
-
-def without_excluded(store: SqliteStore, plan: QueryPlan, ids: list[int]) -> list[int]:
+def without_excluded(store: Store, plan: QueryPlan, ids: list[int]) -> list[int]:
     """The ids (in order) of notes that hold none of the plan's excluded terms."""
     if not plan.excluded or not ids:
         return ids
-    query = " OR ".join(t.fts() for t in plan.excluded)
     # One pass over the excluded terms' notes (a rowid list makes FTS5 seek per row).
-    holding = {int(r[0]) for r in store.query("SELECT rowid FROM fts WHERE fts MATCH ?", [query])}
+    holding = store.holding(TextQuery(tuple(t.tokens for t in plan.excluded)))
     return [i for i in ids if i not in holding]
 
 
 # -- vectors -----------------------------------------------------------------------------
 
 
-def _vector_rows(rows: list[tuple[Any, ...]]) -> dict[int, float]:
-    return {int(r): 1.0 - float(d) for r, d in rows}
-
-
 def vec_candidates(
-    store: SqliteStore,
+    store: Store,
     vector: npt.NDArray[np.float32],
     identity: str,
     space: str,
@@ -96,18 +67,14 @@ def vec_candidates(
 ) -> dict[int, tuple[float, PassageMatch]]:
     """The best `pool` notes by their best text's similarity (KNN in sqlite-vec)."""
     k = min(4096, pool * (4 if space == "doc" else 1) * (4 if filters.active else 1))
-    rows = store.query(
-        "SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ? AND space = ?",
-        [vector.tobytes(), k, space],
-    )
-    sims = _vector_rows(rows)
+    sims = {r: 1.0 - d for r, d in store.knn(vector.tobytes(), k, space)}
     best = _best_per_note(store, sims, identity, space)
-    ids = keep_filtered(store, sorted(best, key=lambda n: -best[n][0]), filters)[:pool]
+    ids = store.keep_filtered(sorted(best, key=lambda n: -best[n][0]), filters)[:pool]
     return {nid: best[nid] for nid in ids}
 
 
 def vec_scores(
-    store: SqliteStore,
+    store: Store,
     vector: npt.NDArray[np.float32],
     identity: str,
     space: str,
@@ -119,23 +86,13 @@ def vec_scores(
 
     if not ids:
         return {}
-    kinds = "('tags')" if space == "tags" else "('summary', 'passage')"
-    rowids = [
-        int(r[0])
-        for r in store.query(
-            f"SELECT DISTINCT v.id FROM note_texts t JOIN vec_texts v ON v.hash = t.hash"
-            f" AND v.identity = ? AND v.space = ? WHERE t.note_id IN ({_ids_sql(ids)})"
-            f" AND t.kind IN {kinds}",
-            [identity, space],
-        )
-    ]
     blobs: list[bytes] = []
     found: list[int] = []
-    for rowid in rowids:
-        row = store.query("SELECT embedding FROM vec_items WHERE rowid = ?", [rowid])
-        if row:
+    for rowid in store.vector_ids_of(ids, identity, space):
+        blob = store.vector(rowid)
+        if blob is not None:
             found.append(rowid)
-            blobs.append(bytes(row[0][0]))
+            blobs.append(blob)
     if not found:
         return {}
     matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(found), -1)
@@ -148,21 +105,15 @@ def vec_scores(
 
 
 def _best_per_note(
-    store: SqliteStore, sims: dict[int, float], identity: str, space: str
+    store: Store, sims: dict[int, float], identity: str, space: str
 ) -> dict[int, tuple[float, PassageMatch]]:
     if not sims:
         return {}
-    kinds = "('tags')" if space == "tags" else "('summary', 'passage')"
     best: dict[int, tuple[float, PassageMatch]] = {}
-    for vid, nid, kind, start, end, heading in store.query(
-        f'SELECT v.id, t.note_id, t.kind, t.start, t."end", t.heading FROM vec_texts v'
-        f" JOIN note_texts t ON t.hash = v.hash WHERE v.id IN ({_ids_sql(list(sims))})"
-        f" AND t.kind IN {kinds} ORDER BY t.note_id, t.kind DESC, t.seq",
-        [],
-    ):
-        sim = round(sims[int(vid)], 6)
-        nid = int(nid)
-        match = PassageMatch(str(kind), int(start), int(end), heading, sim)
+    for span in store.text_spans(list(sims), space):
+        sim = round(sims[span.vector_id], 6)
+        nid = span.note_id
+        match = PassageMatch(span.kind, span.start, span.end, span.heading, sim)
         if nid not in best:
             best[nid] = (sim, match)
             continue
@@ -180,7 +131,7 @@ def _best_per_note(
 
 
 def tag_lex_scores(
-    store: SqliteStore, query_tags: list[str], filters: Filters, pool: int, ids: list[int]
+    store: Store, query_tags: list[str], filters: Filters, pool: int, ids: list[int]
 ) -> dict[int, float]:
     """Share of the query tags each note carries: author tags (front matter, inline) by
     case-folded text, LLM tags by token key. Notes with any match become candidates (the
@@ -200,49 +151,38 @@ def tag_lex_scores(
     folded = sorted({t.strip().lstrip("#").casefold() for t in query_tags if t.strip()})
     keys = sorted({tag_key(t) for t in query_tags} - {""})
     by_tag: dict[int, set[str]] = {}
-    # (rows, restriction, the values looked up, their match key): author tags are stored
+    # (derived?, the values looked up, their match key): author tags are stored
     # case-folded, LLM tags by token key already.
-    sources = (
-        ("SELECT note_id, tag_key FROM tags WHERE tag_key", "", folded, tag_key),
-        (
-            "SELECT note_id, tag_key FROM derived_tags WHERE tag_key",
-            " AND origin = 'llm'",
-            keys,
-            str,
-        ),
-    )
-    for select, origin, values, match_key in sources:
-        rows: list[tuple[Any, ...]] = []
+    sources = ((False, folded, tag_key), (True, keys, str))
+    for derived, values, match_key in sources:
+        rows: list[tuple[int, str]] = []
         common: list[str] = []
         for value in values:
-            carriers = store.query(f"{select} = ?{origin} LIMIT ?", [value, pool + 1])
+            carriers = store.tag_holders(value, derived=derived, limit=pool + 1)
             if len(carriers) <= pool:
                 rows += carriers
             else:
                 common.append(value)
         if common and ids:
-            marks = ",".join("?" * len(common))
-            rows += store.query(
-                f"{select} IN ({marks}){origin} AND note_id IN ({_ids_sql(ids)})", common
-            )
+            rows += store.tag_holders_among(common, ids, derived=derived)
         for nid, key in rows:
-            by_tag.setdefault(int(nid), set()).add(match_key(str(key)))
+            by_tag.setdefault(nid, set()).add(match_key(key))
     total = len(keys) or 1
     scores = {nid: min(1.0, len(found) / total) for nid, found in by_tag.items()}
     ranked = sorted(scores, key=lambda n: (-scores[n], n))
-    keep = set(keep_filtered(store, ranked, filters)[:pool]) | set(ids)
+    keep = set(store.keep_filtered(ranked, filters)[:pool]) | set(ids)
     return {nid: s for nid, s in scores.items() if nid in keep}
 
 
 # -- nudges ------------------------------------------------------------------------------
 
 
-def nudges(store: SqliteStore, ids: list[int]) -> tuple[dict[int, float], dict[int, float]]:
+def nudges(store: Store, ids: list[int]) -> tuple[dict[int, float], dict[int, float]]:
     """(priority, recency) in [0, 1] for these notes, relative to the pool (deterministic:
     recency is measured from the newest dated note in the pool, not from today)."""
     if not ids:
         return {}, {}
-    rows = store.query(f"SELECT id, priority, date FROM notes WHERE id IN ({_ids_sql(ids)})")
+    rows = store.nudge_rows(ids)
     prio = {int(i): float(p) for i, p, _d in rows if p is not None and p > 0}
     top = max(prio.values(), default=0.0)
     priority = {i: (p / top) for i, p in prio.items()} if top > 0 else {}

@@ -16,6 +16,8 @@ from ..capabilities import MODES, mode_for, mode_parts
 from ..errors import LoreError, QueryError
 from ..model import Explain, SearchResult
 from ..providers.none import Absent
+from ..store.query import Filters
+from ..store.rows import HitRow
 from . import channels as ch
 from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
 from .names import name_candidates, name_scores
@@ -23,8 +25,6 @@ from .plan import SearchPlan, heuristic_plan, llm_plan
 from .query import QueryPlan, plan, shown_query
 from .search import (
     MAX_LIMIT,
-    Filters,
-    HitRow,
     SearchOptions,
     _count,
     _field_scores,
@@ -178,7 +178,14 @@ def hybrid_search(
 
     explain = (
         _explainer(
-            query_plan, text_plan, dropped, splan, {f.note_id: f for f in top}, found, fields
+            query_plan,
+            text_plan,
+            dropped,
+            splan,
+            {f.note_id: f for f in top},
+            found,
+            fields,
+            shown_query(store, query_plan),
         )
         if options.explain
         else None
@@ -202,10 +209,9 @@ def hybrid_search(
 
 
 def _check_dim(caps: Capabilities, identity: str, vectors: Any) -> None:
-    from ..index.embed import stored_identity
     from ..providers.base import ProviderError
 
-    dim = stored_identity(caps.store)[1]
+    dim = caps.store.embed_identity()[1]
     got = int(vectors.shape[1]) if getattr(vectors, "ndim", 0) == 2 else 0
     if dim is not None and got != dim:
         raise ProviderError(
@@ -254,10 +260,8 @@ def gather(
         order += sources["name"]
     identity = ""
     if vectors is not None:
-        from ..index.embed import load_vec, stored_identity
-
-        load_vec(store)
-        identity = stored_identity(store)[0] or ""
+        store.load_vec()
+        identity = store.embed_identity()[0] or ""
         found = ch.vec_candidates(store, vectors[0], identity, "doc", filters, pool)
         raw["vec"] = {n: s for n, (s, _p) in found.items()}
         passages.update({n: p for n, (_s, p) in found.items()})
@@ -292,12 +296,7 @@ def gather(
         ids = ch.without_excluded(store, query_plan, ids)
     if weights.get("priority", 0) > 0 or weights.get("recency", 0) > 0:
         raw["priority"], raw["recency"] = ch.nudges(store, ids)
-    paths = {
-        int(n): str(p)
-        for n, p in store.query(
-            f"SELECT id, path FROM notes WHERE id IN ({','.join(str(i) for i in ids) or 'NULL'})"
-        )
-    }
+    paths = store.paths_of(ids)
     ids = [n for n in ids if n in paths]
     return Channels(ids, raw, passages, paths, sources, query_plan, len(ranked))
 
@@ -332,6 +331,7 @@ def _explainer(
     fused: dict[int, Fused],
     found: Channels,
     fields: dict[int, dict[str, float]],
+    fts_query: str,
 ) -> Any:
     def explain(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         f = fused[nid]
@@ -346,7 +346,7 @@ def _explainer(
             fields=fields.get(nid, {}),
             matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
             query_terms=[t.text for t in full_plan.terms],
-            fts_query=shown_query(query_plan),
+            fts_query=fts_query,
             dropped_terms=dropped,
             score_only_terms=[t.text for t in query_plan.score_only],
             excluded_terms=[t.text for t in query_plan.excluded],

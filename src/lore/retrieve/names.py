@@ -14,13 +14,11 @@ title column, which holds every name).
 
 from __future__ import annotations
 
-import json
-
 from ..derive.fields import note_names
 from ..derive.tokenize import terms
-from ..store.sqlite import SqliteStore
+from ..store.base import Store
+from ..store.query import Filters, TextQuery
 from .query import _EN_STOP, _ZH_STOP_CHARS, QueryPlan
-from .search import Filters, _filter_sql
 
 # Words a name holds that say nothing about it ("The", "的"): they count on neither side.
 _FILLER = _EN_STOP | _ZH_STOP_CHARS
@@ -42,32 +40,23 @@ def query_words(plan: QueryPlan) -> set[str]:
     return {tok for term in plan.terms for tok in term.tokens} - _FILLER
 
 
-def name_candidates(store: SqliteStore, plan: QueryPlan, filters: Filters, pool: int) -> list[int]:
+def name_candidates(store: Store, plan: QueryPlan, filters: Filters, pool: int) -> list[int]:
     """The best `pool` notes by BM25 of the candidate-bringing terms in their names."""
     generating = plan.generating
     if not generating:
         return []
-    query = "title : (" + " OR ".join(t.fts() for t in generating) + ")"
-    where, params = _filter_sql(filters)
-    rows = store.query(
-        "SELECT n.id, bm25(fts, 1.0, 0.0, 0.0, 0.0) AS s FROM fts JOIN notes n"
-        f" ON n.id = fts.rowid WHERE fts MATCH ?{where} ORDER BY s, n.path LIMIT ?",
-        [query, *params, pool],
-    )
-    return [int(r[0]) for r in rows]
+    query = TextQuery(tuple(t.tokens for t in generating), fields=("title",))
+    return store.name_candidates(query, filters, pool)
 
 
-def name_scores(store: SqliteStore, plan: QueryPlan, ids: list[int]) -> dict[int, float]:
+def name_scores(store: Store, plan: QueryPlan, ids: list[int]) -> dict[int, float]:
     """The name channel's score of each of these notes (those above 0)."""
     wanted = query_words(plan)
     if not ids or not wanted:
         return {}
-    marks = ",".join("?" * len(ids))
     scores: dict[int, float] = {}
-    for nid, title, fm, path in store.query(
-        f"SELECT id, title, frontmatter, path FROM notes WHERE id IN ({marks})", ids
-    ):
-        best = max(name_match(wanted, n) for n in note_names(title, json.loads(fm), path))
+    for row in store.name_rows(ids):
+        best = max(name_match(wanted, n) for n in note_names(row.title, row.frontmatter, row.path))
         if best > 0:
-            scores[int(nid)] = best
+            scores[row.id] = best
     return scores

@@ -1,5 +1,5 @@
 """User query text → a safe full-text query plan. Any string is accepted; none can raise an
-FTS syntax error, because every term is built from our own tokens and double-quoted.
+FTS syntax error, because every term is built from our own tokens (the store quotes them).
 
 Terms:
 - Latin words are single terms ("retention", "v1"); English stop words are dropped when
@@ -14,9 +14,8 @@ Terms:
   search for) and `-"a phrase"` exclude: no hit holds them.
 
 Every term scores every candidate. Terms too common to say which notes to look at (a
-character most notes hold) are `score_only`: the full-text query is
-`(rare terms) AND (common terms OR <every note>)`, so FTS5 reads candidates from the rare
-terms' lists alone and still computes BM25 over all terms for each of them.
+character most notes hold) are `score_only`: the store is asked for
+the notes holding the rare terms, scored over all of them (lore.store.query.TextQuery).
 """
 
 from __future__ import annotations
@@ -25,10 +24,14 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from ..derive.fields import EVERY_NOTE
 from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens, segmenter
 from ..errors import QueryError
+from ..store.query import TextQuery
+
+if TYPE_CHECKING:
+    from ..store.base import Store
 
 MAX_TERMS = 48
 MAX_QUERY_CHARS = 4000  # longer queries are refused, on every surface (API, CLI, MCP)
@@ -86,10 +89,6 @@ class QueryTerm:
             return "".join(self.tokens)
         return " ".join(self.tokens)
 
-    def fts(self) -> str:
-        # Tokens hold only letters and digits, so quoting them is always safe.
-        return '"' + " ".join(self.tokens) + '"'
-
 
 @dataclass(frozen=True)
 class QueryPlan:
@@ -105,21 +104,20 @@ class QueryPlan:
         return [t for t in self.terms if t not in self.score_only]
 
     @property
-    def fts_query(self) -> str:
-        # An empty plan still yields valid FTS5 syntax: the empty phrase matches nothing.
-        query = " OR ".join(term.fts() for term in self.generating) or '""'
-        if self.score_only:
-            common = " OR ".join(term.fts() for term in self.score_only)
-            query = f'({query}) AND ({common} OR "{EVERY_NOTE}")'
-        if self.excluded:
-            query = f"({query}) NOT ({' OR '.join(term.fts() for term in self.excluded)})"
-        return query
+    def text_query(self) -> TextQuery:
+        """The plan as the store's lexical query (each backend compiles it)."""
+        return TextQuery(
+            tuple(t.tokens for t in self.generating),
+            tuple(t.tokens for t in self.score_only),
+            tuple(t.tokens for t in self.excluded),
+        )
 
     @property
-    def candidate_query(self) -> str:
+    def candidate_query(self) -> TextQuery:
         """The notes that are candidates at all (for counting them): generating terms."""
-        plain = QueryPlan(self.text, self.generating, excluded=self.excluded)
-        return plain.fts_query
+        return TextQuery(
+            tuple(t.tokens for t in self.generating), (), tuple(t.tokens for t in self.excluded)
+        )
 
     @property
     def evidence(self) -> QueryPlan:
@@ -160,9 +158,9 @@ def _excludes(chunk: str) -> bool:
     )
 
 
-def shown_query(query_plan: QueryPlan) -> str:
-    """The full-text query as --explain shows it (the every-note token spelled out)."""
-    return query_plan.fts_query.replace(f'"{EVERY_NOTE}"', "<every note>")
+def shown_query(store: Store, query_plan: QueryPlan) -> str:
+    """The full-text query as the store runs it, for --explain."""
+    return store.describe(query_plan.text_query)
 
 
 def cjk_words(run: str) -> list[str]:

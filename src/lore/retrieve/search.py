@@ -8,15 +8,15 @@ the same order.
 from __future__ import annotations
 
 import calendar
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import QueryError
 from ..model import Explain, Hit, SearchResult
-from ..store.sqlite import SqliteStore
+from ..store.base import Store
+from ..store.query import Filters
+from ..store.rows import HitRow
 from .query import QueryPlan, QueryTerm, plan, shown_query
 from .snippet import Evidence, build_evidence, matched_in
 
@@ -26,7 +26,6 @@ PRUNE_ABOVE_TERMS = 12  # short queries cost little: keep every term that can ma
 KEEP_WHEN_ALL_COMMON = 4
 SCORE_ONLY_POSTINGS = 100_000
 COMMON_WORD_DF_RATIO = 0.35
-TIE_MARGIN = 20
 MAX_LIMIT = 1000
 # Caps on filters, checked here so that the API, the CLI and MCP share them: each tag is a
 # clause of the WHERE (SQLite refuses an expression tree deeper than 1,000), and SQLite
@@ -34,24 +33,6 @@ MAX_LIMIT = 1000
 MAX_FILTER_TAGS = 64
 MAX_PATH_GLOB_CHARS = 1024
 _DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
-
-
-@dataclass(frozen=True)
-class Filters:
-    tags: tuple[str, ...] = ()
-    path: str | None = None
-    since: str | None = None
-    until: str | None = None
-    # A date window leaves out undated notes (no date in front matter, file name or text)
-    # unless asked: they may be from any time.
-    include_undated: bool = False
-    # Access rules (lore.memory.access): the GLOBs a principal may see; None = everything.
-    # Applied in SQL wherever notes are ranked or counted, so nothing else leaks.
-    allow: tuple[str, ...] | None = None
-
-    @property
-    def active(self) -> bool:
-        return bool(self.tags or self.path or self.since or self.until) or self.allow is not None
 
 
 @dataclass(frozen=True)
@@ -110,69 +91,13 @@ def make_filters(
     return Filters(clean_tags, path.strip() if path else None, lo, hi, include_undated)
 
 
-def _glob(path: str) -> str:
-    while path.startswith("./"):
-        path = path[2:]
-    if not any(c in path for c in "*?["):
-        return path.rstrip("/") + "*" if path.endswith("/") else path + "*"
-    return path
-
-
-def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    for tag in filters.tags:
-        clauses.append("n.id IN (SELECT note_id FROM tags WHERE tag_key = ? OR tag_key GLOB ?)")
-        params.extend([tag, tag.replace("[", "[[]") + "/*"])
-    if filters.path:
-        clauses.append("n.path GLOB ?")
-        params.append(_glob(filters.path))
-    dated = []
-    if filters.since:
-        dated.append("n.date >= ?")
-        params.append(filters.since)
-    if filters.until:
-        dated.append("n.date <= ?")
-        params.append(filters.until)
-    if dated:
-        window = " AND ".join(dated)
-        clauses.append(f"({window} OR n.date IS NULL)" if filters.include_undated else window)
-    if filters.allow is not None:
-        clauses.append(_allow_clause(filters.allow))
-        params.extend(filters.allow)
-    return "".join(f" AND {c}" for c in clauses), params
-
-
-def _allow_clause(allow: tuple[str, ...]) -> str:
-    return "(" + (" OR ".join("n.path GLOB ?" for _ in allow) or "0") + ")"
-
-
-def _allowed_df(
-    store: SqliteStore, tokens: list[str], allow: tuple[str, ...]
-) -> tuple[dict[str, int], int]:
-    """Document frequencies and note count within what an access rule allows, so pruning
-    and --explain say nothing about notes outside it."""
-    where = _allow_clause(allow)
-    total = int(store.query(f"SELECT count(*) FROM notes n WHERE {where}", allow)[0][0])
-    df: dict[str, int] = {}
-    for token in tokens:  # tokens are letters and digits only: quoting is safe
-        found = store.query(
-            f"SELECT count(*) FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ?"
-            f" AND {where}",
-            [f'"{token}"', *allow],
-        )[0][0]
-        if found:
-            df[token] = int(found)
-    return df, total
-
-
 def _weights(options: SearchOptions) -> list[float]:
     w = options.field_weights
     return [float(w.get(name, DEFAULT_FIELD_WEIGHTS[name])) for name in DEFAULT_FIELD_WEIGHTS]
 
 
 def prune(
-    store: SqliteStore,
+    store: Store,
     query_plan: QueryPlan,
     max_df_ratio: float,
     allow: tuple[str, ...] | None = None,
@@ -197,12 +122,8 @@ def prune(
     small and whose cost, at 100k notes, is most of the query's.
     """
     tokens = sorted({tok for term in query_plan.terms for tok in term.tokens})
-    if allow is not None:
-        df, total = _allowed_df(store, tokens, allow)
-        total = max(total, 1)
-    else:
-        df = store.document_frequencies(tokens)
-        total = max(int(store.query("SELECT count(*) FROM notes")[0][0]), 1)
+    df = store.document_frequencies(tokens, allow)
+    total = max(store.note_count(allow), 1)
     limit = max_df_ratio * total
     many = len(query_plan.terms) > PRUNE_ABOVE_TERMS
 
@@ -263,7 +184,7 @@ def widen(query_plan: QueryPlan) -> QueryPlan | None:
 
 
 def ranked_candidates(
-    store: SqliteStore,
+    store: Store,
     query_plan: QueryPlan,
     filters: Filters,
     depth: int,
@@ -278,81 +199,31 @@ def ranked_candidates(
 
 
 def rank(
-    store: SqliteStore, query_plan: QueryPlan, filters: Filters, limit: int, weights: list[float]
+    store: Store, query_plan: QueryPlan, filters: Filters, limit: int, weights: list[float]
 ) -> list[tuple[int, float]]:
-    """(note id, BM25 score as a positive number) for the best `limit` notes, ties by path.
-
-    Without filters the FTS table is ranked alone (joining `notes` for every matching row
-    doubles the cost at 100k notes); a few extra rows are fetched so ties at the cut can
-    be ordered by path, and the join is used only when a tie runs past them.
-    """
-    where, params = _filter_sql(filters)
-    if not where:
-        fetch = limit + TIE_MARGIN
-        rows = store.query(
-            "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ?"
-            " ORDER BY s LIMIT ?",
-            [*weights, query_plan.fts_query, fetch],
-        )
-        if len(rows) < fetch or rows[-1][1] != rows[limit - 1][1]:
-            ids = [int(r[0]) for r in rows]
-            marks = ",".join("?" * len(ids))
-            paths = dict(store.query(f"SELECT id, path FROM notes WHERE id IN ({marks})", ids))
-            ordered = sorted(rows, key=lambda r: (r[1], paths[r[0]]))[:limit]
-            return [(int(nid), round(-float(score), 6)) for nid, score in ordered]
-    sql = (
-        "SELECT n.id, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN notes n ON n.id = fts.rowid"
-        f" WHERE fts MATCH ?{where} ORDER BY s, n.path LIMIT ?"
-    )
-    rows = store.query(sql, [*weights, query_plan.fts_query, *params, limit])
-    return [(int(nid), round(-float(score), 6)) for nid, score in rows]
+    """(note id, BM25 score as a positive number) for the best `limit` notes, ties by path."""
+    return store.rank(query_plan.text_query, filters, limit, weights)
 
 
-def _count(store: SqliteStore, query_plan: QueryPlan, filters: Filters | None = None) -> int:
+def _count(store: Store, query_plan: QueryPlan, filters: Filters | None = None) -> int:
     """Notes matching the query before filters (within the access rule, if any)."""
-    if filters is not None and filters.allow is not None:
-        sql = (
-            "SELECT count(*) FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ?"
-            f" AND {_allow_clause(filters.allow)}"
-        )
-        return int(store.query(sql, [query_plan.fts_query, *filters.allow])[0][0])
-    return int(
-        store.query("SELECT count(*) FROM fts WHERE fts MATCH ?", [query_plan.fts_query])[0][0]
-    )
+    allow = None if filters is None else filters.allow
+    return store.count_matches(query_plan.text_query, Filters(allow=allow))
 
 
-def count_matching(store: SqliteStore, query_plan: QueryPlan, filters: Filters) -> int:
+def count_matching(store: Store, query_plan: QueryPlan, filters: Filters) -> int:
     """How many notes the query matched: those that pass the filters and hold a term that
     brings candidates (terms too common for that only score them) and no excluded term."""
-    where, params = _filter_sql(filters)
-    if not where:
-        sql = "SELECT count(*) FROM fts WHERE fts MATCH ?"
-    else:
-        sql = f"SELECT count(*) FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ?{where}"
-    return int(store.query(sql, [query_plan.candidate_query, *params])[0][0])
+    return store.count_matches(query_plan.candidate_query, filters)
 
 
 def _field_scores(
-    store: SqliteStore, query_plan: QueryPlan, ids: list[int], weights: list[float]
+    store: Store, query_plan: QueryPlan, ids: list[int], weights: list[float]
 ) -> dict[int, dict[str, float]]:
-    names = list(DEFAULT_FIELD_WEIGHTS)
-    cols = []
-    params: list[Any] = []
-    for i in range(len(names)):
-        cols.append("bm25(fts, ?, ?, ?, ?)")
-        params.extend(weights[j] if j == i else 0.0 for j in range(len(names)))
-    marks = ",".join("?" * len(ids))
-    rows = store.query(
-        f"SELECT rowid, {', '.join(cols)} FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
-        [*params, query_plan.fts_query, *ids],
-    )
-    return {
-        int(row[0]): {name: round(-float(v), 6) for name, v in zip(names, row[1:], strict=True)}
-        for row in rows
-    }
+    return store.field_scores(query_plan.text_query, ids, weights)
 
 
-def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptions) -> SearchResult:
+def search(store: Store, text: str, filters: Filters, options: SearchOptions) -> SearchResult:
     if not isinstance(options.limit, int) or options.limit < 1:
         raise QueryError(f"--limit must be a positive number, not {options.limit!r}")
     limit = min(options.limit, MAX_LIMIT)
@@ -390,7 +261,7 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
             fields=field_scores.get(nid, {}),
             matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
             query_terms=[t.text for t in full_plan.terms],
-            fts_query=shown_query(query_plan),
+            fts_query=shown_query(store, query_plan),
             dropped_terms=dropped,
             score_only_terms=[t.text for t in query_plan.score_only],
             excluded_terms=[t.text for t in query_plan.excluded],
@@ -410,46 +281,8 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
     return SearchResult(hits, query=text, mode=options.mode, matched=matched)
 
 
-@dataclass(frozen=True)
-class HitRow:
-    id: int
-    path: str
-    title: str
-    date: str | None
-    frontmatter: dict[str, Any]
-    headings: list[tuple[int, str, int, int]]
-    body: str
-    body_line: int
-    tags: list[str]
-
-
-def load_hit_rows(store: SqliteStore, ids: list[int]) -> dict[int, HitRow]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    tags: dict[int, list[str]] = {}
-    for nid, tag in store.query(
-        f"SELECT note_id, tag FROM tags WHERE note_id IN ({marks}) ORDER BY position", ids
-    ):
-        tags.setdefault(int(nid), []).append(str(tag))
-    rows: dict[int, HitRow] = {}
-    for nid, path, title, date, fm_json, headings_json, body, body_line in store.query(
-        "SELECT id, path, title, date, frontmatter, headings, body, body_line"
-        f" FROM notes WHERE id IN ({marks})",
-        ids,
-    ):
-        rows[int(nid)] = HitRow(
-            int(nid),
-            str(path),
-            str(title),
-            date,
-            json.loads(fm_json),
-            [(h[0], h[1], h[2], h[3]) for h in json.loads(headings_json)],
-            str(body),
-            int(body_line),
-            tags.get(int(nid), []),
-        )
-    return rows
+def load_hit_rows(store: Store, ids: list[int]) -> dict[int, HitRow]:
+    return store.hit_rows(ids)
 
 
 def make_hit(

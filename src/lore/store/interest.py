@@ -7,100 +7,22 @@ exactly as it was built, and the next build can keep cluster ids stable.
     interest_meta             parameters, input fingerprint, build time, next free id
 
 Members keep the path, title and date they had when the map was built: the map is a
-snapshot, and `notes_digest` says whether the index moved on since.
+snapshot, and `notes_digest` says whether the index moved on since. Also here: the rows
+the clustering reads (notes, their tags, their title and summary).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..interest.model import ClusterMember, InterestCluster, InterestMap
-from .sqlite import SqliteStore
+from .rows import ClusterRow, MemberRow, NoteInfo
+from .sqlite_base import SqliteBase, chunks, marks
 
 INTEREST_TABLES = ("interest_clusters", "interest_cluster_members", "interest_meta")
-
-
-def notes_digest(store: SqliteStore) -> str:
-    """A digest of every indexed note's (path, content hash): changes when the index does."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for path, note_hash in store.query("SELECT path, hash FROM notes ORDER BY path"):
-        digest.update(f"{path}\x00{note_hash}\x00".encode())
-    return digest.hexdigest()
-
-
-def get_meta(store: SqliteStore) -> dict[str, str]:
-    return {str(k): str(v) for k, v in store.query("SELECT key, value FROM interest_meta")}
-
-
-def next_id(store: SqliteStore) -> int:
-    value = get_meta(store).get("next_id", "1")
-    return int(value) if value.isdigit() else 1
-
-
-def previous_members(store: SqliteStore) -> dict[int, set[str]]:
-    """cluster id → member paths of the stored map (empty before the first build)."""
-    out: dict[int, set[str]] = {}
-    for cid, path in store.query("SELECT cluster_id, path FROM interest_cluster_members"):
-        out.setdefault(int(cid), set()).add(str(path))
-    return out
-
-
-def write_map(
-    store: SqliteStore,
-    interest: InterestMap,
-    centroids: Mapping[int, bytes],
-    *,
-    next_free: int,
-    extra: Mapping[str, str],
-) -> None:
-    """Replace the stored map with `interest`, in one transaction."""
-    with store.transaction():
-        db = store.db
-        for table in INTEREST_TABLES:
-            db.execute(f"DELETE FROM {table}")
-        for rank, c in enumerate(interest.clusters):
-            db.execute(
-                "INSERT INTO interest_clusters(id, rank, label, label_source, size, top_tags,"
-                " weekly, trend, recent_share, longrun_share, centroid)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    c.id,
-                    rank,
-                    c.label,
-                    c.label_source,
-                    c.size,
-                    json.dumps(list(c.top_tags), ensure_ascii=False),
-                    json.dumps([list(w) for w in c.weekly]),
-                    c.trend,
-                    c.recent_share,
-                    c.longrun_share,
-                    centroids.get(c.id, b""),
-                ),
-            )
-            db.executemany(
-                "INSERT INTO interest_cluster_members(cluster_id, rank, note_id, path, title,"
-                " date, similarity, x, y) VALUES (?,?,?,?,?,?,?,?,?)",
-                [
-                    (c.id, i, m.note_id, m.path, m.title, m.date, m.similarity, m.x, m.y)
-                    for i, m in enumerate(c.members)
-                ],
-            )
-        meta = {
-            "built_at": interest.built_at,
-            "fingerprint": interest.fingerprint,
-            "lexical": "1" if interest.lexical else "0",
-            "notes": str(interest.notes),
-            "params": json.dumps(interest.params, ensure_ascii=False, sort_keys=True),
-            "unclustered": json.dumps(list(interest.unclustered), ensure_ascii=False),
-            "messages": json.dumps(list(interest.messages), ensure_ascii=False),
-            "next_id": str(next_free),
-            **extra,
-        }
-        db.executemany("INSERT INTO interest_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+TREND_DATE_SOURCES = ("frontmatter", "filename", "text")  # a note's own dates
 
 
 def _json(text: str | None, default: Any) -> Any:
@@ -112,18 +34,126 @@ def _json(text: str | None, default: Any) -> Any:
         return default
 
 
-def load_map(store: SqliteStore) -> InterestMap | None:
-    """The stored map, or None before the first `lore clusters build`."""
-    meta = get_meta(store)
-    if "built_at" not in meta:
-        return None
-    members: dict[int, list[ClusterMember]] = {}
-    for cid, nid, path, title, date, sim, x, y in store.query(
-        "SELECT cluster_id, note_id, path, title, date, similarity, x, y"
-        " FROM interest_cluster_members ORDER BY cluster_id, rank"
-    ):
-        members.setdefault(int(cid), []).append(
-            ClusterMember(
+class InterestSql(SqliteBase):
+    # -- what the clustering reads -----------------------------------------------------------
+
+    def interest_notes(self) -> list[NoteInfo]:
+        """Every note, by path, dated only by a date of its own."""
+        rows = self.query("SELECT id, path, title, date, date_source, hash FROM notes")
+        notes = [
+            NoteInfo(
+                int(nid),
+                str(path),
+                str(title),
+                str(date) if date and date_source in TREND_DATE_SOURCES else None,
+                str(digest),
+            )
+            for nid, path, title, date, date_source, digest in rows
+        ]
+        return sorted(notes, key=lambda n: n.path)
+
+    def all_tags(self) -> list[tuple[int, str, str]]:
+        """(note id, tag, origin) of every author and derived tag, by note, tag, origin."""
+        return [
+            (int(n), str(t), str(o))
+            for n, t, o in self.query(
+                "SELECT note_id, tag, origin FROM tags UNION ALL"
+                " SELECT note_id, tag, origin FROM derived_tags ORDER BY 1, 2, 3"
+            )
+        ]
+
+    def tag_sets(self) -> dict[int, set[str]]:
+        """note id → every tag it carries (author and derived)."""
+        tags: dict[int, set[str]] = {}
+        for nid, tag in self.query(
+            "SELECT note_id, tag FROM tags UNION ALL SELECT note_id, tag FROM derived_tags"
+        ):
+            tags.setdefault(int(nid), set()).add(str(tag))
+        return tags
+
+    def titles_and_summaries(self, ids: Sequence[int]) -> Iterator[tuple[int, str, str]]:
+        """(id, title, summary) of these notes, a chunk at a time (in no set order)."""
+        for chunk in chunks(list(ids)):
+            for nid, title, summary in self.query(
+                f"SELECT id, title, summary FROM notes WHERE id IN ({marks(chunk)})", chunk
+            ):
+                yield int(nid), str(title), str(summary)
+
+    # -- the stored map ----------------------------------------------------------------------
+
+    def notes_digest(self) -> str:
+        """A digest of every indexed note's (path, content hash): changes when the index does."""
+        digest = hashlib.sha256()
+        for path, note_hash in self.query("SELECT path, hash FROM notes ORDER BY path"):
+            digest.update(f"{path}\x00{note_hash}\x00".encode())
+        return digest.hexdigest()
+
+    def interest_meta(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self.query("SELECT key, value FROM interest_meta")}
+
+    def next_cluster_id(self) -> int:
+        value = self.interest_meta().get("next_id", "1")
+        return int(value) if value.isdigit() else 1
+
+    def previous_members(self) -> dict[int, set[str]]:
+        """cluster id → member paths of the stored map (empty before the first build)."""
+        out: dict[int, set[str]] = {}
+        for cid, path in self.query("SELECT cluster_id, path FROM interest_cluster_members"):
+            out.setdefault(int(cid), set()).add(str(path))
+        return out
+
+    def write_map(
+        self,
+        clusters: Sequence[tuple[ClusterRow, Sequence[MemberRow]]],
+        centroids: Mapping[int, bytes],
+        meta: Mapping[str, str],
+    ) -> None:
+        """Replace the stored map (clusters in map order, members most representative
+        first), in one transaction."""
+        with self.transaction():
+            db = self.db
+            for table in INTEREST_TABLES:
+                db.execute(f"DELETE FROM {table}")
+            for i, (c, members) in enumerate(clusters):
+                db.execute(
+                    "INSERT INTO interest_clusters(id, rank, label, label_source, size, top_tags,"
+                    " weekly, trend, recent_share, longrun_share, centroid)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        c.id,
+                        i,
+                        c.label,
+                        c.label_source,
+                        c.size,
+                        json.dumps(list(c.top_tags), ensure_ascii=False),
+                        json.dumps([list(w) for w in c.weekly]),
+                        c.trend,
+                        c.recent_share,
+                        c.longrun_share,
+                        centroids.get(c.id, b""),
+                    ),
+                )
+                db.executemany(
+                    "INSERT INTO interest_cluster_members(cluster_id, rank, note_id, path, title,"
+                    " date, similarity, x, y) VALUES (?,?,?,?,?,?,?,?,?)",
+                    [
+                        (c.id, j, m.note_id, m.path, m.title, m.date, m.similarity, m.x, m.y)
+                        for j, m in enumerate(members)
+                    ],
+                )
+            db.executemany(
+                "INSERT INTO interest_meta(key, value) VALUES (?, ?)", sorted(meta.items())
+            )
+
+    def stored_map(self) -> tuple[dict[str, str], list[ClusterRow], list[MemberRow]] | None:
+        """(meta, clusters in map order, members in rank order), or None before the first
+        `lore clusters build`."""
+        meta = self.interest_meta()
+        if "built_at" not in meta:
+            return None
+        members = [
+            MemberRow(
+                int(cid),
                 int(nid),
                 str(path),
                 str(title),
@@ -131,41 +161,27 @@ def load_map(store: SqliteStore) -> InterestMap | None:
                 float(sim),
                 float(x),
                 float(y),
+            )  # fmt: skip
+            for cid, nid, path, title, date, sim, x, y in self.query(
+                "SELECT cluster_id, note_id, path, title, date, similarity, x, y"
+                " FROM interest_cluster_members ORDER BY cluster_id, rank"
             )
-        )
-    clusters = tuple(
-        InterestCluster(
-            id=int(cid),
-            label=str(label),
-            label_source=str(source),
-            size=int(size),
-            members=tuple(members.get(int(cid), [])),
-            top_tags=tuple(str(t) for t in _json(top, [])),
-            weekly=tuple((str(w), int(n)) for w, n in _json(weekly, [])),
-            trend=trend,
-            recent_share=float(recent),
-            longrun_share=float(longrun),
-        )
-        for cid, label, source, size, top, weekly, trend, recent, longrun in store.query(
-            "SELECT id, label, label_source, size, top_tags, weekly, trend, recent_share,"
-            " longrun_share FROM interest_clusters ORDER BY rank, id"
-        )
-    )
-    return InterestMap(
-        clusters=clusters,
-        lexical=meta.get("lexical") == "1",
-        params=dict(_json(meta.get("params"), {})),
-        fingerprint=meta.get("fingerprint", ""),
-        built_at=meta["built_at"],
-        notes=int(meta.get("notes", "0") or 0),
-        unclustered=tuple(str(p) for p in _json(meta.get("unclustered"), [])),
-        messages=tuple(str(m) for m in _json(meta.get("messages"), [])),
-    )
-
-
-def centroid_blobs(store: SqliteStore) -> dict[int, bytes]:
-    """cluster id → its centroid (float32 bytes, L2-normalised, original space)."""
-    return {
-        int(cid): bytes(blob)
-        for cid, blob in store.query("SELECT id, centroid FROM interest_clusters")
-    }
+        ]
+        clusters = [
+            ClusterRow(
+                id=int(cid),
+                label=str(label),
+                label_source=str(source),
+                size=int(size),
+                top_tags=tuple(str(t) for t in _json(top, [])),
+                weekly=tuple((str(w), int(n)) for w, n in _json(weekly, [])),
+                trend=str(trend),
+                recent_share=float(recent),
+                longrun_share=float(longrun),
+            )
+            for cid, label, source, size, top, weekly, trend, recent, longrun in self.query(
+                "SELECT id, label, label_source, size, top_tags, weekly, trend, recent_share,"
+                " longrun_share FROM interest_clusters ORDER BY rank, id"
+            )
+        ]
+        return meta, clusters, members

@@ -1,0 +1,146 @@
+"""The SQLite connection every part of the SQLite store shares: queries, transactions,
+read snapshots, meta, the generation counter. The parts (notes, search, vectors, memory,
+interest, checks) are mixins over this class; lore.store.sqlite puts them together."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from ..errors import IndexBusyError, IndexFullError, IndexReadOnlyError, SchemaError
+
+BUSY_TIMEOUT_MS = 5_000
+CHUNK = 500  # ids per IN (...) list: well under SQLite's variable limit
+
+
+def busy(db_path: Path) -> IndexBusyError:
+    return IndexBusyError(
+        f"index busy: another lore process is writing {db_path}",
+        hint="wait for it to finish and try again",
+    )
+
+
+def disk_full(db_path: Path) -> IndexFullError:
+    return IndexFullError(
+        f"disk full: cannot write the index {db_path}; the index is unchanged",
+        hint="free some space, or put the index elsewhere with --db or LORE_DB",
+    )
+
+
+def damaged(db_path: Path, why: object) -> SchemaError:
+    """The index file cannot be read as a lore index; it is derived, so it can be remade."""
+    return SchemaError(
+        f"index {db_path} is damaged: {why}",
+        hint=f"delete {db_path} and run `lore index`: it is rebuilt from the files",
+    )
+
+
+def marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+def chunks(values: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+class SqliteBase:
+    """An open apsw connection and what every SQL part needs from it."""
+
+    # The backend's database error: a check that meets it reports a damaged index.
+    Error: type[Exception] = apsw.Error
+    db: apsw.Connection
+    db_path: Path
+    read_only: bool
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one SQL statement (SQLite backend only: for lore.store and tests)."""
+        try:
+            return list(self.db.execute(sql, params))
+        except apsw.BusyError:
+            raise busy(self.db_path) from None
+
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.db.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def read_only_error(self, what: str = "") -> IndexReadOnlyError:
+        return IndexReadOnlyError(
+            f"index {self.db_path} is read-only{' ' + what if what else ''}: it cannot be updated",
+            hint="make it and its folder writable, or use --db or LORE_DB for another index",
+        )
+
+    # -- transactions ----------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE … COMMIT; any exception rolls everything back (once: SQLite may
+        have rolled back already, e.g. when the disk filled up)."""
+        if self.read_only:
+            raise self.read_only_error()
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except apsw.BusyError:
+            raise busy(self.db_path) from None
+        except apsw.FullError:
+            raise disk_full(self.db_path) from None
+        try:
+            yield
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback()
+            if isinstance(exc, apsw.BusyError):
+                raise busy(self.db_path) from None
+            if isinstance(exc, apsw.FullError):
+                raise disk_full(self.db_path) from None
+            raise
+
+    def _rollback(self) -> None:
+        if self.db.getautocommit():
+            return  # nothing left to roll back
+        try:
+            self.db.execute("ROLLBACK")
+        except apsw.Error:
+            pass  # the transaction was never committed: SQLite discards it on the next open
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every query inside sees the same committed state."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
+    @property
+    def in_transaction(self) -> bool:
+        return not self.db.getautocommit()
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index does, by this connection or another: what caches of
+        derived views (entity registry, link targets) are keyed by."""
+        return int(self._scalar("PRAGMA data_version")), int(self.db.total_changes())
+
+    # -- meta ------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def delete_meta(self, *keys: str) -> None:
+        for key in keys:
+            self.db.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    def all_meta(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
