@@ -316,6 +316,22 @@ def test_links_and_tags_inside_fenced_code_are_ignored() -> None:
     assert parsed.inline_tags == ["shown"]
 
 
+def test_fences_inside_list_items_and_quotes_are_code() -> None:
+    text = (
+        "- step one\r\n"
+        "    ```c\r\n"  # a fence indented under a list item, CRLF line ends
+        "    #ifndef STACK_H\r\n"
+        "    #define STACK_H\r\n"
+        "    ```\r\n"
+        "> ```\n"  # a fence in a block quote or callout
+        "> #quoted-code\n"
+        "> ```\n"
+        "Inline ```#not-a-fence``` then #real\n"
+    )
+    parsed = note(text)
+    assert parsed.inline_tags == ["real"]
+
+
 def test_inline_tags() -> None:
     text = (
         "Working on #project/lore and #数据治理 today. #Project/Lore again.\n"

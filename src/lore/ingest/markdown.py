@@ -18,7 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+# A code fence at any indentation (fences inside list items are indented past 3 spaces) or
+# inside a block quote / callout; a backtick fence's info string holds no backtick, so
+# "```x```" on one line is inline code, not a fence.
+FENCE = re.compile(r"^[ \t]*(?:>[ \t]*)*(?:(`{3,})(?!.*`)|(~{3,}))")
 # [[target#anchor|shown]] and ![[embed]]: target (may be empty: [[#Heading]]), anchor, shown.
 WIKILINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\(([^()\s]*)\)")
@@ -62,11 +65,12 @@ def _fence_after(fence: str | None, text: str) -> tuple[str | None, bool]:
     """(the fence open after the line `text`, is the line code) given the fence open
     before it: a fence is closed by a run of the same character at least as long."""
     match = FENCE.match(text)
+    run = (match.group(1) or match.group(2)) if match else ""
     if fence is not None:
-        closes = match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+        closes = run[:1] == fence[0] and len(run) >= len(fence)
         return (None if closes else fence), True
-    if match:
-        return match.group(1), True
+    if run:
+        return run, True
     return None, False
 
 
