@@ -316,6 +316,11 @@ def test_links_and_tags_inside_fenced_code_are_ignored() -> None:
     assert parsed.inline_tags == ["shown"]
 
 
+def test_a_title_from_a_heading_reads_as_shown() -> None:
+    parsed = note("# Intro to [[dataview|Dataview]] **Plugin** and [docs](http://x.y)\ntext\n")
+    assert (parsed.title, parsed.title_source) == ("Intro to Dataview Plugin and docs", "heading")
+
+
 def test_fences_inside_list_items_and_quotes_are_code() -> None:
     text = (
         "- step one\r\n"

@@ -61,6 +61,13 @@ class Line:
     code: bool  # inside a fenced code block (or a fence line)
 
 
+def strip_markup(text: str) -> str:
+    """Plain text of a short Markdown fragment: links to their text, emphasis removed."""
+    text = WIKILINK.sub(lambda m: (m.group(3) or m.group(1) or "").strip(), text)
+    text = MD_LINK.sub(lambda m: m.group(1), text)
+    return re.sub(r"(\*\*|__|`)", "", text).strip()
+
+
 def _fence_after(fence: str | None, text: str) -> tuple[str | None, bool]:
     """(the fence open after the line `text`, is the line code) given the fence open
     before it: a fence is closed by a run of the same character at least as long."""
