@@ -332,7 +332,9 @@ def test_heading_and_line_of_the_evidence(make_vault: MakeVault, open_vault: Ope
 
 
 def test_a_hit_names_its_heading_as_it_reads(make_vault: MakeVault, open_vault: OpenVault) -> None:
-    root = make_vault({"n.md": "# Top\n\n## Using [[dataview|Dataview]] **queries**\n\nquokka here\n"})
+    root = make_vault(
+        {"n.md": "# Top\n\n## Using [[dataview|Dataview]] **queries**\n\nquokka here\n"}
+    )
     vault = open_vault(root)
     vault.sync()
     [hit] = vault.search("quokka")

@@ -456,3 +456,12 @@ def test_parse_note_never_raises_on_arbitrary_text(text: str, name: str) -> None
 def test_parse_note_never_raises_on_front_matter_shaped_text(block: str) -> None:
     parsed = parse_note("---\n" + block + "\n---\nbody\n", "x.md")
     assert isinstance(parsed.frontmatter, dict)
+
+
+def test_keywords_leave_fenced_code_out() -> None:
+    from lore.derive.tags import heuristic_tags
+
+    text = "Opaque pointers hide layouts.\n```c\n#include <stdlib.h>\n#ifndef STACK_H\n" * 3
+    words = {w.casefold() for w in heuristic_tags("Opaque pointers", text)}
+    assert "opaque" in words or "pointers" in words
+    assert not words & {"include", "ifndef", "stdlib", "stack_h"}

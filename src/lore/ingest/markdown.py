@@ -73,8 +73,12 @@ def _fence_after(fence: str | None, text: str) -> tuple[str | None, bool]:
     before it: a fence is closed by a run of the same character at least as long."""
     match = FENCE.match(text)
     run = (match.group(1) or match.group(2)) if match else ""
-    if fence is not None:
-        closes = run[:1] == fence[0] and len(run) >= len(fence)
+    if fence is not None:  # a closing fence carries no info string
+        closes = (
+            run[:1] == fence[0] and len(run) >= len(fence) and not text[match.end() :].strip()
+            if match
+            else False
+        )
         return (None if closes else fence), True
     if run:
         return run, True
@@ -93,6 +97,12 @@ def iter_lines(body: str, body_line: int) -> Iterator[Line]:
         fence, code = _fence_after(fence, text)
         yield Line(body_line + number, text, offset, code)
         offset += len(raw) + 1
+
+
+def without_code(text: str) -> str:
+    """`text` with its fenced code lines left out (an unclosed fence runs to the end, as in
+    a summary cut inside a code block): what a note says, not the code it quotes."""
+    return "\n".join(line.text for line in iter_lines(text, 1) if not line.code)
 
 
 def open_fence(body: str) -> str | None:
