@@ -331,6 +331,9 @@ def test_fences_inside_list_items_and_quotes_are_code() -> None:
         "> ```\n"  # a fence in a block quote or callout
         "> #quoted-code\n"
         "> ```\n"
+        "\t\t- ```c\n"  # a fence opening an outliner's list item
+        "\t\t  #include <stdio.h>\n"
+        "\t\t  ```\n"
         "Inline ```#not-a-fence``` then #real\n"
     )
     parsed = note(text)
