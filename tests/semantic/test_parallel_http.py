@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.utils
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,19 +127,22 @@ def test_retry_after_in_the_past_means_now() -> None:
     assert retry_after("", NOW) is None and retry_after(None, NOW) is None
 
 
-def test_concurrency_setting_reaches_the_provider_and_is_checked(
-    tmp_path: object, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from pathlib import Path
+def _concurrency(root: Path) -> int:
+    provider = embedding_provider(load_settings(root))
+    assert isinstance(provider, OpenAIEmbeddings)
+    return provider.concurrency
 
-    root = Path(str(tmp_path))
+
+def test_concurrency_setting_reaches_the_provider_and_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path
     monkeypatch.setenv("LORE_EMBED_PROVIDER", "openai")
     monkeypatch.setenv("LORE_EMBED_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("LORE_EMBED_MODEL", "m")
-    provider = embedding_provider(load_settings(root))
-    assert getattr(provider, "concurrency") == 4  # the default for HTTP
+    assert _concurrency(root) == 4  # the default for HTTP
     monkeypatch.setenv("LORE_EMBED_CONCURRENCY", "12")
-    assert getattr(embedding_provider(load_settings(root)), "concurrency") == 12
+    assert _concurrency(root) == 12
     for bad in ("0", "33", "many"):
         monkeypatch.setenv("LORE_EMBED_CONCURRENCY", bad)
         with pytest.raises(ConfigError, match="LORE_EMBED_CONCURRENCY"):

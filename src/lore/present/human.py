@@ -113,8 +113,15 @@ def format_mapping(data: dict[str, Any], indent: str = "") -> str:
     return "\n".join(lines)
 
 
+def eta_seconds(elapsed: float, done: int, total: int) -> float:
+    """The time left if the rest goes at the rate so far (bench.embed_speed measures how
+    close it comes)."""
+    return elapsed / done * (total - done) if done else 0.0
+
+
 class ProgressBar:
-    """A one-line progress bar with an ETA on a terminal; silent otherwise."""
+    """A one-line progress bar with an ETA on a terminal; silent otherwise. A call with
+    another total, or fewer done than before, starts a new stage (its own clock)."""
 
     def __init__(self, label: str, stream: TextIO | None = None) -> None:
         self.label = label
@@ -122,20 +129,27 @@ class ProgressBar:
         self.enabled = self.stream.isatty()
         self.started = time.monotonic()
         self.last_draw = 0.0
+        self.stage = (0, 0)  # (total, done) of the stage being drawn
+        self.last_call = self.started
 
-    def __call__(self, done: int, total: int, _path: str) -> None:
+    def __call__(self, done: int, total: int, path: str) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
+        if self.stage != (0, 0) and (total != self.stage[0] or done < self.stage[1]):
+            self.started = self.last_call  # the new stage began when the last one ended
+        self.stage = (total, done)
+        self.last_call = now
         if done < total and now - self.last_draw < 0.1:
             return
         self.last_draw = now
         elapsed = now - self.started
-        eta = elapsed / done * (total - done) if done else 0.0
+        eta = eta_seconds(elapsed, done, total)
         width = 30
         filled = int(width * done / max(total, 1))
         bar = "█" * filled + "░" * (width - filled)
-        self.stream.write(f"\r{self.label} {bar} {done}/{total} ETA {eta:4.0f}s")
+        what = " words" if path == "vocabulary" else ""
+        self.stream.write(f"\r{self.label} {bar} {done}/{total}{what} ETA {eta:4.0f}s")
         if done >= total:
             self.stream.write("\n")
         self.stream.flush()

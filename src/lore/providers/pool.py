@@ -30,7 +30,8 @@ def _start(factory: Callable[[], EmbeddingProvider]) -> None:
 
 
 def _embed(texts: list[str], kind: Kind) -> Matrix:
-    return _WORKER.embed(texts, kind)
+    rows: Matrix = _WORKER.embed(texts, kind)
+    return rows
 
 
 def shards(sizes: list[int], count: int) -> list[list[int]]:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int, str], None]
 STATIC_VERSION = "1"
 SIF_A = 1e-5  # p(word) scale of e5's unigram model (▁the ≈ 7e-4, ▁history ≈ 4e-6)
+RECENT_WORDS = 4096
 WORD_BATCH = 256  # words per model call: short texts, so large batches
 _RUN = re.compile(f"[{_CJK_CLASS}]+|[^\\W_{_CJK_CLASS}]+")
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
@@ -61,19 +62,28 @@ class StaticE5:
     max_tokens = 512  # plan the same passages as `local`
     batch_size = 64  # texts per commit: each costs milliseconds once its words are known
 
-    def __init__(self, model: LocalE5 | Any) -> None:
+    def __init__(self, model: LocalE5 | Any, *, sif_a: float = SIF_A, center: bool = True) -> None:
         self.model = model  # embeds the words the table lacks
         self.dim = int(getattr(model, "dim", 384))
+        self.sif_a = sif_a
+        self.center = center
+        self._center: Any = None
+        # The word table is keyed by what made the word vectors (the model alone): every
+        # weighting of them shares it.
+        self.word_identity = f"{getattr(model, 'identity', 'model')}+word-v{STATIC_VERSION}"
+        if (sif_a, center) != (SIF_A, True):  # a variant measured by the bench
+            self.identity = f"{StaticE5.identity}+a{sif_a:g}{'' if center else '+raw'}"
         self.table: TokenVectors | None = None
         self._prior: PiecePrior | None = None
         self._weights: dict[str, float] = {}
+        self._recent: dict[str, Any] = {}  # word vectors computed for queries
         self.words_embedded = 0  # words sent to the model by this object (for the bench)
 
     def attach(self, store: SqliteStore) -> None:
         """Keep the word vectors in this index (without, they live only for this object)."""
         from ..store.vocab import TokenVectors
 
-        self.table = TokenVectors(store, self.identity)
+        self.table = TokenVectors(store, self.word_identity)
 
     def weight(self, word: str) -> float:
         found = self._weights.get(word)
@@ -82,7 +92,7 @@ class StaticE5:
                 from .e5_pieces import PiecePrior
 
                 self._prior = PiecePrior.from_model_file(model_path())
-            found = SIF_A / (SIF_A + self._prior.probability(word))
+            found = self.sif_a / (self.sif_a + self._prior.probability(word))
             self._weights[word] = found
         return found
 
@@ -113,6 +123,10 @@ class StaticE5:
         counts = [Counter(words(text)) for text in texts]
         vocab = sorted({w for c in counts for w in c})
         vectors = self._word_vectors(vocab, store=kind == "passage")
+        if self.center:
+            if self._center is None:
+                self._center = self.model.embed([""], "passage")[0]
+            vectors = {w: v - self._center for w, v in vectors.items()}
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         empty: list[int] = []
         for row, count in enumerate(counts):
@@ -128,8 +142,10 @@ class StaticE5:
     def _word_vectors(self, vocab: list[str], *, store: bool) -> dict[str, Any]:
         import numpy as np
 
-        stored = self.table.get(vocab) if self.table is not None else {}
-        found = {w: np.frombuffer(v, dtype=np.float32) for w, v in stored.items()}
+        found = {w: self._recent[w] for w in vocab if w in self._recent}
+        wanted = [w for w in vocab if w not in found]
+        stored = self.table.get(wanted) if self.table is not None else {}
+        found.update((w, np.frombuffer(v, dtype=np.float32)) for w, v in stored.items())
         missing = [w for w in vocab if w not in found]
         fresh: list[tuple[str, bytes]] = []
         for start in range(0, len(missing), WORD_BATCH):
@@ -143,6 +159,10 @@ class StaticE5:
         self.words_embedded += len(missing)
         if store and fresh and self.table is not None and self.table.writable():
             self.table.put(fresh)
+        elif fresh:  # a query's new words: kept for this process, never written by a search
+            if len(self._recent) + len(fresh) > RECENT_WORDS:
+                self._recent.clear()
+            self._recent.update((w, found[w]) for w, _bytes in fresh)
         return found
 
     def close(self) -> None:
