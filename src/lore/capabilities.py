@@ -63,6 +63,15 @@ class Capabilities:
         self._chat: ChatProvider | Absent | None = None
         self.failed: dict[str, str] = {}  # part -> why it was switched off
         self._told: set[str] = set()
+        self._owned: list[Any] = []  # providers made here, closed with the vault
+
+    def close(self) -> None:
+        """Stop what the providers made here hold (local worker processes)."""
+        for provider in self._owned:
+            closer = getattr(provider, "close", None)
+            if closer is not None:
+                closer()
+        self._owned.clear()
 
     # -- providers -------------------------------------------------------------------------
     def use(
@@ -85,6 +94,7 @@ class Capabilities:
             from .providers.registry import embedding_provider
 
             self._embedder = _attached(embedding_provider(self.settings), self.store)
+            self._owned.append(self._embedder)
         return self._embedder
 
     def chat(self) -> ChatProvider | Absent:

