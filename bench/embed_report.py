@@ -119,5 +119,122 @@ def render() -> dict[str, Any]:
             "load",
         ]
         lines += md_table(header, rows) + [""]
+    lines += _estimates(vaults, data.get("throughput"))
+    lines += _throughput(data.get("throughput"))
+    lines += _kinds(data.get("kinds"))
+    lines += [f"- {note}" for note in NOTES] + [""]
     write_outputs("embed_speed", "\n".join(lines) + "\n", data)
     return {"written": "bench/results/embed_speed.md"}
+
+
+def _estimates(vaults: list[dict[str, Any]], throughput: dict[str, Any] | None) -> list[str]:
+    """The full model's wall time for the same texts, from its measured tokens/s."""
+    if not vaults or not throughput:
+        return []
+    rates = throughput["median_tokens_per_s"]
+    rows = []
+    for v in vaults:
+        tokens = v["e5_tokens"]
+        total = sum(tokens.values())
+        no_tags = total - tokens.get("tags", 0)
+        for option in ("omp", "workers"):
+            if option in rates:
+                rows.append(
+                    [
+                        v["vault"],
+                        f"local ({option})",
+                        f"{total:,}",
+                        f"{total / rates[option] / 60:.0f}",
+                        f"{no_tags / rates[option] / 60:.0f}",
+                    ]
+                )
+    header = [
+        "vault",
+        "option",
+        "e5 tokens of its texts",
+        "estimated minutes (all kinds)",
+        "estimated minutes (no tag text)",
+    ]
+    return [
+        "## The full model on the same vaults (estimated from its measured tokens/s)",
+        "",
+        *md_table(header, rows),
+        "",
+    ]
+
+
+def _throughput(data: dict[str, Any] | None) -> list[str]:
+    if not data:
+        return []
+    tps, toks = data["median_texts_per_s"], data["median_tokens_per_s"]
+    base = toks.get("omp") or 1.0
+    rows = [[o, f"{tps[o]:.2f}", f"{toks[o]:.0f}", f"{toks[o] / base:.2f}×"] for o in tps]
+    loads = [r["load_before"] for r in data["runs"]] + [r["load_after"] for r in data["runs"]]
+    lines = [
+        "## Model throughput per option (medians of the rounds, same texts)",
+        "",
+        *md_table(["option", "texts/s", "tokens/s", "vs omp"], rows),
+        "",
+        f"Load average during these runs: {min(loads):.1f}–{max(loads):.1f} on 2 cores.",
+        "",
+    ]
+    http = data.get("http_median_texts_per_s")
+    if http:
+        one = http.get("1") or 1.0
+        lines += [
+            "### OpenAI-compatible server on 127.0.0.1, 50 ms a request, 16 texts a request",
+            "",
+            *md_table(
+                ["requests in flight", "texts/s", "vs 1"],
+                [[k, f"{v:.0f}", f"{v / one:.2f}×"] for k, v in http.items()],
+            ),
+            "",
+        ]
+    return lines
+
+
+def _kinds(data: dict[str, Any] | None) -> list[str]:
+    if not data:
+        return []
+    lines = ["## What each text kind earns (local model, cached vectors; MRR@10)", ""]
+    for name, entry in data.items():
+        tokens = entry["tokens"]
+        total = sum(tokens.values()) or 1
+        share = ", ".join(f"{k} {v:,} ({v / total:.0%})" for k, v in sorted(tokens.items()))
+        lines += [f"### {name}", "", f"e5 tokens per kind: {share}", ""]
+        rows = [
+            [
+                variant,
+                fmt(m[MODE4]),
+                fmt(m[MODE3]),
+                f"{m[MODE3] - m[MODE4]:+.3f}",
+                fmt(m["vec alone"]),
+            ]
+            for variant, m in entry["variants"].items()
+        ]
+        lines += md_table(["texts embedded", "mode4", "mode3", "gain", "vec alone"], rows)
+        lines += [""]
+    return lines
+
+
+NOTES = [
+    "Commands (from the repo root; each part writes bench/.work/embed_speed/<part>.json, "
+    "`render` writes this file): `.venv/bin/python -m bench.embed_throughput --rounds 2 "
+    "--texts 32`; `.venv/bin/python -m bench.semantic --sets cmrc2018_trial-1k,"
+    "squadshifts_new_wiki-24a,longnotes_zh@cmrc2018_trial-1k,"
+    "longnotes_en@squadshifts_new_wiki-24a --embed-only` (the local model's vectors the "
+    "`kinds` part ranks) then `.venv/bin/python -m bench.embed_speed kinds`; "
+    "`.venv/bin/python -m bench.embed_speed devsets --words-from <an earlier "
+    "squadshifts_new_wiki index>`; `.venv/bin/python -m bench.embed_speed vault --vault "
+    "bench/.work/vault-10000-seed0 --label generated-10k` (bench.scale's generator, 10,000 "
+    "notes, seed 0) and `... vault --vault <mynote unpacked> --label mynote`; "
+    "`.venv/bin/python -m bench.embed_speed render`.",
+    "Today's figures (local, all text kinds) are bench/results/semantic.md's, on the full "
+    "sets; local-fast's are measured here on the same full sets, indexed from scratch.",
+    "The machine was shared with other engineers' test runs and with this issue's own "
+    "background runs: the load average is recorded with every timing. Wall times are what "
+    "a user on such a machine waits; `cpu_s` in the JSON (this process and its workers) "
+    "does not depend on the load.",
+    "ETA error: the ETA a progress bar shows (elapsed / done × remaining) when 10% and 50% "
+    "of a stage are first passed, against the stage's real length.",
+]

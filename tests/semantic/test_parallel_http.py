@@ -16,7 +16,7 @@ from semantic_support import Script, no_semantic_env, scripted  # noqa: F401 - f
 
 from lore.config import load_settings
 from lore.errors import ConfigError
-from lore.providers.base import ProviderError
+from lore.providers.base import PartialEmbedding, ProviderError
 from lore.providers.openai_compat import Endpoint, OpenAIEmbeddings, retry_after
 from lore.providers.registry import embedding_provider
 
@@ -102,13 +102,19 @@ def test_a_retry_after_longer_than_max_wait_fails_at_once_in_one_line(
     assert sleeps.waits == [] and script.count("/v1/embeddings") == 1
 
 
-def test_one_failed_request_among_several_in_flight_fails_the_call(
+def test_a_failed_request_among_several_fails_the_call_with_the_others_vectors(
     scripted: tuple[str, Script],
 ) -> None:
     url, script = scripted
-    script.fault = "500"
-    with pytest.raises(ProviderError, match="HTTP 500"):
+    expected = _provider(url, Sleeps(), batch_size=2).embed(TEXTS, "passage")
+    script.requests.clear()
+    script.fail_after = 2  # two requests are answered, the other two get HTTP 500
+    with pytest.raises(PartialEmbedding) as caught:
         _provider(url, Sleeps(), batch_size=2, concurrency=4, retries=0).embed(TEXTS, "passage")
+    assert "HTTP 500" in str(caught.value) and "\n" not in str(caught.value)
+    rows = caught.value.rows
+    assert len(rows) == 4 and len(set(rows)) == 4  # two whole batches, whichever came first
+    assert np.allclose(caught.value.vectors, expected[rows])
 
 
 @given(st.integers(min_value=0, max_value=10**9))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from ..errors import ConfigError
-from ..providers.base import ProviderError
+from ..providers.base import PartialEmbedding, ProviderError
 from ..store.sqlite import SqliteStore
 from .semantic import load_sources, texts_of, write_texts
 
@@ -289,11 +289,21 @@ def _flush(
 ) -> int:
     if not queue:
         return 0
-    import numpy as np
-
     from ..providers.base import normalise
 
-    vectors = normalise(provider.embed([text for _h, _s, text in queue], "passage"))
+    try:
+        vectors = normalise(provider.embed([text for _h, _s, text in queue], "passage"))
+    except PartialEmbedding as exc:  # keep what the requests that succeeded returned
+        _flush_vectors(store, provider, [queue[i] for i in exc.rows], normalise(exc.vectors))
+        raise
+    return _flush_vectors(store, provider, queue, vectors)
+
+
+def _flush_vectors(
+    store: SqliteStore, provider: EmbeddingProvider, queue: list[tuple[str, str, str]], vectors: Any
+) -> int:
+    import numpy as np
+
     if vectors.ndim != 2 or vectors.shape[0] != len(queue) or vectors.shape[1] == 0:
         raise ProviderError(
             f"{provider.identity} returned {vectors.shape[0] if vectors.ndim else 0} vectors "

@@ -39,6 +39,7 @@ class LocalE5:
     name = "local"
     identity = f"local:{MODEL_NAME}"
     max_tokens = 512
+    batch_size = 16  # texts a worker gets per commit (embed_missing sends one to each)
 
     def __init__(self, threads: int | None = None, workers: int = 1) -> None:
         try:
@@ -50,6 +51,7 @@ class LocalE5:
             ) from None
         self.dim = DIM
         self.workers = max(1, workers)
+        self.concurrency = self.workers
         self._threads = threads
         self._model: Any = None
         self._pool: WorkerPool | None = None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from .base import Kind, ProviderError, normalise
+from .base import Kind, PartialEmbedding, ProviderError, normalise
 
 if TYPE_CHECKING:
     import httpx
@@ -53,11 +53,11 @@ def retry_after(value: str | None, now: float) -> float | None:
     if not value:
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return float(text)
     try:
         when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         return None
@@ -179,14 +179,11 @@ class OpenAIEmbeddings:
             [self.prefixes[kind] + t for t in texts[start : start + self.batch_size]]
             for start in range(0, len(texts), self.batch_size)
         ]
-        if self.concurrency > 1 and len(batches) > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(min(self.concurrency, len(batches))) as pool:
-                answers = list(pool.map(lambda batch: self._request(batch, kind), batches))
-        else:
-            answers = [self._request(batch, kind) for batch in batches]
-        rows = [row for answer in answers for row in answer]
+        answers = self._answers(batches, kind)
+        failed = next((a for a in answers if isinstance(a, ProviderError)), None)
+        if failed is not None:
+            raise self._partial(failed, answers)
+        rows = [row for answer in answers if isinstance(answer, list) for row in answer]
         dims = {len(r) for r in rows}
         if len(dims) > 1:
             raise ProviderError(
@@ -196,6 +193,46 @@ class OpenAIEmbeddings:
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return normalise(np.asarray(rows, dtype=np.float32))
+
+    def _answers(
+        self, batches: list[list[str]], kind: Kind
+    ) -> list[list[list[float]] | ProviderError]:
+        """Each batch's vectors or its error, up to `concurrency` requests in flight."""
+
+        def one(batch: list[str]) -> list[list[float]] | ProviderError:
+            try:
+                return self._request(batch, kind)
+            except ProviderError as exc:
+                return exc
+
+        if self.concurrency > 1 and len(batches) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(self.concurrency, len(batches))) as pool:
+                return list(pool.map(one, batches))
+        answers: list[list[list[float]] | ProviderError] = []
+        for batch in batches:
+            answers.append(one(batch))
+            if isinstance(answers[-1], ProviderError):
+                break  # one at a time: stop at the first failure
+        return answers
+
+    def _partial(
+        self, failed: ProviderError, answers: list[list[list[float]] | ProviderError]
+    ) -> ProviderError:
+        """The error, carrying the vectors of the batches that did succeed."""
+        import numpy as np
+
+        rows: list[int] = []
+        vectors: list[list[float]] = []
+        for number, answer in enumerate(answers):
+            if isinstance(answer, list):
+                rows.extend(range(number * self.batch_size, number * self.batch_size + len(answer)))
+                vectors.extend(answer)
+        if not rows or len({len(v) for v in vectors}) != 1:
+            return failed
+        matrix = normalise(np.asarray(vectors, dtype=np.float32))
+        return PartialEmbedding(str(failed), rows, matrix)
 
     def _request(self, batch: list[str], kind: Kind) -> list[list[float]]:
         assert self._client is not None
