@@ -191,17 +191,9 @@ def devsets(lore: Any, provider_name: str, words_from: Path | None = None) -> di
 
 
 def _copy_words(store: Any, other: Path) -> None:
-    with store.transaction():
-        store.db.execute(
-            "CREATE TABLE IF NOT EXISTS static_vocab(identity TEXT NOT NULL, token TEXT NOT NULL,"
-            " vector BLOB NOT NULL, PRIMARY KEY (identity, token)) WITHOUT ROWID"
-        )
-    store.db.execute("ATTACH DATABASE ? AS other", (str(other),))
-    try:
-        with store.transaction():
-            store.db.execute("INSERT OR IGNORE INTO static_vocab SELECT * FROM other.static_vocab")
-    finally:
-        store.db.execute("DETACH DATABASE other")
+    from lore.store.vocab import TokenVectors
+
+    TokenVectors(store, "").copy_from(other)
 
 
 def vault_run(lore: Any, vault: Path, label: str, provider_name: str) -> dict[str, Any]:

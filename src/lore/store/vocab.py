@@ -9,6 +9,7 @@ token is embedded once; dropping the table loses nothing but time. Created on fi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import apsw
 
@@ -71,6 +72,21 @@ class TokenVectors:
                 )
         except apsw.ReadOnlyError:
             return  # a read-only index still answers: the vectors are recomputed next time
+        self._ready = True
+
+    def copy_from(self, other: Path) -> None:
+        """Add every word vector another index holds (the bench seeds a set's table from an
+        earlier set's: the rows are a pure function of model and word)."""
+        with self.store.transaction():
+            self.store.db.execute(_CREATE)
+        self.store.db.execute("ATTACH DATABASE ? AS other", (str(other),))
+        try:
+            with self.store.transaction():
+                self.store.db.execute(
+                    "INSERT OR IGNORE INTO static_vocab SELECT * FROM other.static_vocab"
+                )
+        finally:
+            self.store.db.execute("DETACH DATABASE other")
         self._ready = True
 
     def count(self) -> int:
