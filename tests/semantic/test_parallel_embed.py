@@ -231,3 +231,19 @@ def test_word_prior_refuses_a_file_of_another_layout(tmp_path: Path) -> None:
     bad.write_bytes(b"GGUF" + b"\0" * 200)
     with pytest.raises(ProviderError, match="model.bin"):
         PiecePrior.from_model_file(bad)
+
+
+def test_a_text_shared_by_several_notes_is_embedded_once(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    for folder in ("a", "b", "c"):  # the same note filed three times
+        (root / folder).mkdir(parents=True)
+        (root / folder / "rule.md").write_text("# Rule\n\nSame words everywhere.\n", "utf-8")
+    sent: list[str] = []
+
+    class Counting(HashEmbedder):
+        def embed(self, texts: list[str], kind: str) -> Any:
+            sent.extend(texts)
+            return super().embed(texts, kind)
+
+    stored = _embed_all(root, tmp_path / "index.sqlite", Counting())
+    assert len(sent) == len(set(sent)) == len(stored)
