@@ -122,6 +122,7 @@ def render() -> dict[str, Any]:
     lines += _estimates(vaults, data.get("throughput"))
     lines += _throughput(data.get("throughput"))
     lines += _kinds(data.get("kinds"))
+    lines += _variants(data.get("variants"))
     lines += [f"- {note}" for note in NOTES] + [""]
     write_outputs("embed_speed", "\n".join(lines) + "\n", data)
     return {"written": "bench/results/embed_speed.md"}
@@ -215,6 +216,22 @@ def _kinds(data: dict[str, Any] | None) -> list[str]:
         lines += md_table(["texts embedded", "mode4", "mode3", "gain", "vec alone"], rows)
         lines += [""]
     return lines
+
+
+def _variants(data: dict[str, Any] | None) -> list[str]:
+    if not data:
+        return []
+    rows = [
+        [name, fmt(m[MODE4]), fmt(m[MODE3]), f"{m[MODE3] - m[MODE4]:+.3f}", fmt(m["vec alone"])]
+        for name, m in data["variants"].items()
+    ]
+    return [
+        f"## local-fast's weighting, on {data['set']} (MRR@10)",
+        "",
+        *md_table(["variant", "mode4", "mode3", "gain", "vec alone"], rows),
+        "",
+        *([f"{data['note']}", ""] if data.get("note") else []),
+    ]
 
 
 NOTES = [

@@ -1,7 +1,8 @@
 """Time to meaning search (issue 18): what each embedding option costs and what it earns.
 
     .venv/bin/python -m bench.embed_speed kinds            # text kinds of `local`, cached vectors
-    .venv/bin/python -m bench.embed_speed devsets          # local-fast on the four dev sets
+    .venv/bin/python -m bench.embed_speed devsets [--words-from DB] [--sets a,b]
+    .venv/bin/python -m bench.embed_speed variants         # local-fast's weighting choices
     .venv/bin/python -m bench.embed_speed vault --vault DIR --label NAME [--provider local-fast]
     .venv/bin/python -m bench.embed_speed render           # bench/results/embed_speed.md
 
@@ -13,6 +14,7 @@ ones in the background) and `render` puts them side by side with bench.embed_thr
   next to the tokens each kind costs the model. Done on copies of the index whose
   note_texts rows of the dropped kind are deleted, so the same vectors are ranked.
 - devsets: local-fast indexed and embedded from scratch on each set; mode3 vs mode4.
+- variants: local-fast's SIF constant, centring and query side, on squadshifts_new_wiki.
 - vault: sync, then `vault.embed` with the provider, timed, with the load average, the ETA a
   progress bar would show at 10% and 50% of each stage and the real end; plus the tokens the
   full model would have to read for the same texts (its wall time follows from the tokens/s
@@ -84,12 +86,15 @@ class EtaLog:
         now = time.monotonic()
         label = "vocabulary" if path == "vocabulary" else "texts"
         if self._stage is None or self._stage["stage"] != label:
-            # A stage starts when the one before it last reported (as ProgressBar counts).
-            self._stage = {"stage": label, "total": total, "start": self._last}
+            # As ProgressBar counts: a stage announced with 0 done starts now, else at the
+            # last report.
+            start = now if done == 0 else self._last
+            self._stage = {"stage": label, "total": total, "start": start, "samples": []}
             self.stages.append(self._stage)
         self._last = now
         stage = self._stage
         elapsed = now - stage["start"]
+        stage["samples"].append((round(elapsed, 2), done))
         for mark in (0.1, 0.5):
             key = f"predicted_at_{int(mark * 100)}"
             if key not in stage and done >= mark * total:
@@ -99,7 +104,9 @@ class EtaLog:
     def report(self) -> list[dict[str, Any]]:
         out = []
         for stage in self.stages:
-            row = {k: v for k, v in stage.items() if k != "start"}
+            row = {k: v for k, v in stage.items() if k not in ("start", "samples")}
+            samples = stage["samples"]
+            row["samples"] = samples[:: max(1, len(samples) // 100)] + samples[-1:]
             for key in ("predicted_at_10", "predicted_at_50"):
                 if key in row and row["seconds"] > 0:
                     row[key.replace("predicted", "error")] = row[key] / row["seconds"] - 1
@@ -156,13 +163,16 @@ def kinds(lore: Any) -> dict[str, Any]:
     return out
 
 
-def devsets(lore: Any, provider_name: str, words_from: Path | None = None) -> dict[str, Any]:
+def devsets(
+    lore: Any, provider_name: str, words_from: Path | None = None, sets: list[str] | None = None
+) -> dict[str, Any]:
     """`provider_name` indexed from scratch on each dev set: MRR@10 mode3 vs mode4. The word
     table of an earlier set is copied in first (it is a pure function of model and word),
     so only new words cost time; wall times are measured on the vaults, not here."""
-    out: dict[str, Any] = {}
+    saved = WORK / f"devsets-{provider_name}.json"
+    out: dict[str, Any] = json.loads(saved.read_text()) if sets and saved.is_file() else {}
     table_from = words_from
-    for name in DEV_SETS:
+    for name in sets or DEV_SETS:
         ds = semantic.load_set(name)
         vault = semantic.prepare_vault(ds)
         db = WORK / provider_name / f"{name.replace('@', '_at_')}.sqlite"
@@ -187,6 +197,46 @@ def devsets(lore: Any, provider_name: str, words_from: Path | None = None) -> di
         print(f"   {name}: {out[name]}", file=sys.stderr)
         table_from = db
         _save(f"devsets-{provider_name}", out)
+    return out
+
+
+VARIANTS = {  # name -> (SIF a, subtract the empty text's vector, queries through the full model)
+    "a=1e-5, centred (local-fast)": (1e-5, True, False),
+    "a=1e-5, not centred": (1e-5, False, False),
+    "a=1e-4, centred": (1e-4, True, False),
+    "a=1e-6, centred": (1e-6, True, False),
+    "a=1e-5, centred, queries by the full model": (1e-5, True, True),
+}
+
+
+def variants(lore: Any, set_name: str = "squadshifts_new_wiki") -> dict[str, Any]:
+    """local-fast's weighting choices on one set, re-using the word table devsets stored."""
+    from lore.providers.local import LocalE5
+    from lore.providers.static import StaticE5
+
+    class QueriesByModel(StaticE5):
+        def embed(self, texts: list[str], kind: Any) -> Any:
+            if kind == "query":
+                return self.model.embed(texts, "query")
+            return super().embed(texts, kind)
+
+    ds = semantic.load_set(set_name)
+    vault = semantic.prepare_vault(ds)
+    source = WORK / "local-fast" / f"{set_name}.sqlite"
+    out: dict[str, Any] = {}
+    for name, (a, centred, by_model) in VARIANTS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "index.sqlite"
+            shutil.copy(source, db)
+            kind = QueriesByModel if by_model else StaticE5
+            provider = kind(LocalE5(), sif_a=a, center=centred)
+            with lore.open(vault, db=db, embed_provider="local") as v:
+                v.capabilities.use(embedder=provider)
+                v.embed(rebuild=True)
+            table = semantic.ablation(lore, ds, vault, None, embedder=provider, db=db, only=ONLY)
+        out[name] = _mrr(table)
+        print(f"   {name}: {out[name]}", file=sys.stderr)
+        _save("variants", {"set": set_name, "variants": out})
     return out
 
 
@@ -257,11 +307,12 @@ def _load() -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.embed_speed", description=__doc__)
-    p.add_argument("part", choices=["kinds", "devsets", "vault", "render"])
+    p.add_argument("part", choices=["kinds", "devsets", "variants", "vault", "render"])
     p.add_argument("--vault", type=Path)
     p.add_argument("--label")
     p.add_argument("--provider", default="local-fast")
     p.add_argument("--words-from", type=Path, help="devsets: an index whose word table to reuse")
+    p.add_argument("--sets", type=lambda v: v.split(","), help="devsets: only these (kept)")
     args = p.parse_args(argv)
     lore, note = import_lore()
     if lore is None:
@@ -269,7 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.part == "kinds":
         result: Any = kinds(lore)
     elif args.part == "devsets":
-        result = devsets(lore, args.provider, args.words_from)
+        result = devsets(lore, args.provider, args.words_from, args.sets)
+    elif args.part == "variants":
+        result = variants(lore)
     elif args.part == "vault":
         if args.vault is None or not args.label:
             raise SystemExit("vault needs --vault DIR and --label NAME")

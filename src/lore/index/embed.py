@@ -204,6 +204,8 @@ def embed_missing(
     total = len(todo)
     try:
         _prepare(store, provider, todo, identity, progress)
+        if progress is not None and todo:
+            progress(0, total, "")  # the stage's clock starts here
         for done, (nid, path) in enumerate(todo, 1):
             source = load_sources(store, [nid]).get(nid)
             if source is None:

@@ -136,8 +136,9 @@ class ProgressBar:
         if not self.enabled:
             return
         now = time.monotonic()
-        if self.stage != (0, 0) and (total != self.stage[0] or done < self.stage[1]):
-            self.started = self.last_call  # the new stage began when the last one ended
+        if total != self.stage[0] or done < self.stage[1]:
+            # A stage announced with 0 done starts now; else it began at the last report.
+            self.started = now if done == 0 else self.last_call
         self.stage = (total, done)
         self.last_call = now
         if done < total and now - self.last_draw < 0.1:

@@ -111,6 +111,8 @@ class StaticE5:
             known.update(self.table.get(ordered[start : start + 5000]))
         missing = [w for w in ordered if w not in known]
         step = WORD_BATCH * int(getattr(self.model, "workers", 1))
+        if progress is not None and missing:
+            progress(0, len(missing), "vocabulary")  # the stage's clock starts here
         for start in range(0, len(missing), step):
             self._word_vectors(missing[start : start + step], store=True)
             if progress is not None:
