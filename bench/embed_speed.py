@@ -121,14 +121,15 @@ def _provider(name: str) -> Any:
     return EMBEDDERS[name](Settings(embed_provider=name))
 
 
-def kinds(lore: Any) -> dict[str, Any]:
+def kinds(lore: Any, sets: list[str] | None = None) -> dict[str, Any]:
     """MRR@10 per text-kind variant on the cached local-model indexes, and each kind's cost."""
     from lore.index.semantic import load_sources, texts_of
     from lore.providers.local import LocalE5
 
     counter = LocalE5(threads=1)
-    out: dict[str, Any] = {}
-    for name in SUBSETS:
+    saved = WORK / "kinds.json"
+    out: dict[str, Any] = json.loads(saved.read_text()) if sets and saved.is_file() else {}
+    for name in sets or SUBSETS:
         ds = semantic.load_set(name)
         vault = semantic.prepare_vault(ds)
         source_db = vault / ".lore" / "index.sqlite"
@@ -159,7 +160,7 @@ def kinds(lore: Any) -> dict[str, Any]:
                 print(f"   {name} {variant}: {row['variants'][variant]}", file=sys.stderr)
                 db.unlink()
         out[name] = row
-    _save("kinds", out)
+        _save("kinds", out)
     return out
 
 
@@ -312,13 +313,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--label")
     p.add_argument("--provider", default="local-fast")
     p.add_argument("--words-from", type=Path, help="devsets: an index whose word table to reuse")
-    p.add_argument("--sets", type=lambda v: v.split(","), help="devsets: only these (kept)")
+    p.add_argument(
+        "--sets", type=lambda v: v.split(","), help="devsets/kinds: only these (others are kept)"
+    )
     args = p.parse_args(argv)
     lore, note = import_lore()
     if lore is None:
         raise SystemExit(f"lore is not importable: {note}")
     if args.part == "kinds":
-        result: Any = kinds(lore)
+        result: Any = kinds(lore, args.sets)
     elif args.part == "devsets":
         result = devsets(lore, args.provider, args.words_from, args.sets)
     elif args.part == "variants":

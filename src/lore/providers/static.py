@@ -125,18 +125,23 @@ class StaticE5:
         counts = [Counter(words(text)) for text in texts]
         vocab = sorted({w for c in counts for w in c})
         vectors = self._word_vectors(vocab, store=kind == "passage")
+        table = np.stack([vectors[w] for w in vocab]) if vocab else np.zeros((0, self.dim))
         if self.center:
             if self._center is None:
                 self._center = self.model.embed([""], "passage")[0]
-            vectors = {w: v - self._center for w, v in vectors.items()}
+            table = table - self._center
+        position = {w: i for i, w in enumerate(vocab)}
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         empty: list[int] = []
         for row, count in enumerate(counts):
             if not count:
                 empty.append(row)
                 continue
-            for word, n in count.items():
-                out[row] += (n * self.weight(word)) * vectors[word]
+            # Summed over the text's own words in sorted order, never over the batch's
+            # vocabulary: the result must not depend on which texts share the batch.
+            own = sorted(count)
+            coefficients = np.asarray([count[w] * self.weight(w) for w in own], np.float32)
+            out[row] = coefficients @ table[[position[w] for w in own]]
         if empty:  # no word at all (only symbols): the model reads the text itself
             out[empty] = self.model.embed([texts[i] for i in empty], kind)
         return normalise(out)
