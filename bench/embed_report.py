@@ -59,7 +59,7 @@ def quality_rows(devsets: dict[str, Any]) -> list[list[str]]:
 
 
 def render() -> dict[str, Any]:
-    info = run_info("bench.embed_speed render")
+    info = run_info("bench.embed_speed")
     lines = ["# Time to meaning search (issue 18)", "", *info_lines(info), ""]
     data: dict[str, Any] = {"info": info}
     for name in sorted(p.stem for p in WORK.glob("*.json")):
@@ -102,7 +102,9 @@ def render() -> dict[str, Any]:
                     "yes" if v["wall_to_mode3_s"] <= TARGET_S else "NO",
                     f"{v['texts_per_s']:.1f}",
                     etas,
-                    f"{v['load_start']}–{v['load_end']}",
+                    "–".join(
+                        f"{x:.1f}" for x in v.get("load_during", [v["load_start"], v["load_end"]])
+                    ),
                 ]
             )
         header = [
@@ -119,6 +121,7 @@ def render() -> dict[str, Any]:
             "load",
         ]
         lines += md_table(header, rows) + [""]
+    lines += _partial([v for k, v in data.items() if k.startswith("partial-") and v])
     lines += _estimates(vaults, data.get("throughput"))
     lines += _throughput(data.get("throughput"))
     lines += _kinds(data.get("kinds"))
@@ -126,6 +129,22 @@ def render() -> dict[str, Any]:
     lines += [f"- {note}" for note in NOTES] + [""]
     write_outputs("embed_speed", "\n".join(lines) + "\n", data)
     return {"written": "bench/results/embed_speed.md"}
+
+
+def _partial(runs: list[dict[str, Any]]) -> list[str]:
+    """Runs stopped before their end: how far they got."""
+    lines = []
+    for run in runs:
+        rate = run["words_embedded"] / max(run["stopped_at_s"], 1)
+        loads = [s[3] for s in run["samples"]]
+        lines.append(
+            f"- {run['vault']} with {run['provider']} ({run['notes']} notes): stopped after"
+            f" {run['stopped_at_s'] / 60:.0f} min, in the vocabulary stage, with"
+            f" {run['words_embedded']:,} of about {run['words_in_vault_estimate']:,} words"
+            f" embedded ({rate:.1f} words/s overall, load {min(loads):.0f}–{max(loads):.0f});"
+            f" {run['note']}."
+        )
+    return ["## Runs that did not finish", "", *lines, ""] if lines else []
 
 
 def _estimates(vaults: list[dict[str, Any]], throughput: dict[str, Any] | None) -> list[str]:
@@ -235,23 +254,34 @@ def _variants(data: dict[str, Any] | None) -> list[str]:
 
 
 NOTES = [
-    "Commands (from the repo root; each part writes bench/.work/embed_speed/<part>.json, "
-    "`render` writes this file): `.venv/bin/python -m bench.embed_throughput --rounds 2 "
-    "--texts 32`; `.venv/bin/python -m bench.semantic --sets cmrc2018_trial-1k,"
-    "squadshifts_new_wiki-24a,longnotes_zh@cmrc2018_trial-1k,"
-    "longnotes_en@squadshifts_new_wiki-24a --embed-only` (the local model's vectors the "
-    "`kinds` part ranks) then `.venv/bin/python -m bench.embed_speed kinds`; "
-    "`.venv/bin/python -m bench.embed_speed devsets --words-from <an earlier "
-    "squadshifts_new_wiki index>`; `.venv/bin/python -m bench.embed_speed vault --vault "
-    "bench/.work/vault-10000-seed0 --label generated-10k` (bench.scale's generator, 10,000 "
-    "notes, seed 0) and `... vault --vault <mynote unpacked> --label mynote`; "
-    "`.venv/bin/python -m bench.embed_speed render`.",
+    "Commands, from the repo root, as run for this file (each part writes "
+    "bench/.work/embed_speed/<part>.json; `.venv/bin/python -m bench.embed_speed render` "
+    "writes this file): `.venv/bin/python -m bench.embed_throughput --rounds 2 --texts 24 "
+    "--options omp,workers,sparse,words` (rounds 0-1) and `... --rounds 4 --texts 24 "
+    "--options omp,workers,words` (rounds 2-3, stopped after four runs for lack of time); "
+    "`.venv/bin/python -m bench.semantic --sets cmrc2018_trial-1k,squadshifts_new_wiki-24a,"
+    "longnotes_zh@cmrc2018_trial-1k,longnotes_en@squadshifts_new_wiki-24a --embed-only` (the "
+    "local model's vectors; stopped during the long English subset) then "
+    "`.venv/bin/python -m bench.embed_speed kinds --sets cmrc2018_trial-1k,"
+    "squadshifts_new_wiki-24a`; `.venv/bin/python -m bench.embed_speed devsets --words-from "
+    "<an index holding squadshifts_new_wiki's words>` (first two sets) and `... devsets "
+    "--words-from <the 10k run's index> --sets cmrc2018_trial,longnotes_zh@cmrc2018_trial`; "
+    "`.venv/bin/python -m bench.embed_speed vault --vault bench/.work/vault-10000-seed0 "
+    "--label generated-10k` (bench.scale's generator, 10,000 notes, seed 0) and `... vault "
+    "--vault <mynote unpacked> --label mynote`.",
     "Today's figures (local, all text kinds) are bench/results/semantic.md's, on the full "
-    "sets; local-fast's are measured here on the same full sets, indexed from scratch.",
-    "The machine was shared with other engineers' test runs and with this issue's own "
-    "background runs: the load average is recorded with every timing. Wall times are what "
-    "a user on such a machine waits; `cpu_s` in the JSON (this process and its workers) "
-    "does not depend on the load.",
+    "sets; local-fast's are measured here on the same full sets, indexed from scratch (word "
+    "vectors copied from an earlier index: they are a pure function of model and word, so "
+    "this changes the time, which is measured on the vaults, not the vectors).",
+    "Text kinds: on sets of one-passage notes a note's summary is its passage (one vector), so "
+    "dropping either kind alone changes nothing there; the long-note subsets, where the "
+    "separate summary costs its own tokens, were not reached in this session.",
+    "The machine was shared with other engineers' test runs and benchmarks and with this "
+    "issue's own background runs (load average 7-13 on 2 cores for every timing here, "
+    "recorded with each): wall times are what a user on such a machine waits, and throughput "
+    "ratios come from runs interleaved round by round.",
     "ETA error: the ETA a progress bar shows (elapsed / done × remaining) when 10% and 50% "
-    "of a stage are first passed, against the stage's real length.",
+    "of a stage are first passed, against the stage's real length. The 10k run's vocabulary "
+    "stage clock included the work before it (tag derivation, collecting the words): that "
+    "run predates the change that starts each stage's clock when the stage is announced.",
 ]
