@@ -247,3 +247,38 @@ def test_a_text_shared_by_several_notes_is_embedded_once(tmp_path: Path) -> None
 
     stored = _embed_all(root, tmp_path / "index.sqlite", Counting())
     assert len(sent) == len(set(sent)) == len(stored)
+
+
+def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from semantic_support import pooled\n"
+        "if __name__ == '__main__':  # spawned workers import this file too\n"
+        "    provider = pooled(2)\n"
+        "    provider.embed(['some text'] * 4, 'passage')\n"
+        "    print(' '.join(map(str, provider.pool._executor._processes)), flush=True)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    pids = [int(p) for p in done.stdout.split()]
+    assert done.returncode == -9 and len(pids) == 2
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    deadline = time.monotonic() + 30  # a bound for a loaded machine, not a timing
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)

@@ -6,11 +6,13 @@ caller's order. The vectors are the model's, whatever the split: a text's vector
 depend on the texts it was batched with. Workers are started lazily with "spawn" (nothing of
 the parent's open index is inherited) and build their model from `factory`, a picklable
 callable. A worker that dies (killed, out of memory, a crash in the C engine) fails the
-call with one ProviderError line; the caller keeps every batch committed before it.
+call with one ProviderError line; the caller keeps every batch committed before it. A
+worker whose parent dies exits on its own.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -24,9 +26,23 @@ if TYPE_CHECKING:
 _WORKER: Any = None  # the model of this worker process
 
 
-def _start(factory: Callable[[], EmbeddingProvider]) -> None:
+def _start(factory: Callable[[], EmbeddingProvider], parent: int) -> None:
     global _WORKER
+    import threading
+
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
     _WORKER = factory()
+
+
+def _exit_with(parent: int) -> None:
+    """A worker whose parent was killed (SIGKILL, OOM) would idle forever holding its
+    model: it leaves as soon as it is orphaned."""
+    import os
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
 
 
 def _embed(texts: list[str], kind: Kind) -> Matrix:
@@ -63,7 +79,7 @@ class WorkerPool:
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start,
-                initargs=(self.factory,),
+                initargs=(self.factory, os.getpid()),
             )
         return self._executor
 
