@@ -88,12 +88,3 @@ class TokenVectors:
         finally:
             self.store.db.execute("DETACH DATABASE other")
         self._ready = True
-
-    def count(self) -> int:
-        if not self._exists():
-            return 0
-        return int(
-            self.store.query(
-                "SELECT count(*) FROM static_vocab WHERE identity = ?", [self.identity]
-            )[0][0]
-        )
