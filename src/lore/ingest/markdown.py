@@ -21,9 +21,7 @@ HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 # A code fence at any indentation (fences inside list items are indented past 3 spaces),
 # inside a block quote / callout, or opening a list item ("- ```c", as outliners write);
 # a backtick fence's info string holds no backtick, so "```x```" is inline code.
-FENCE = re.compile(
-    r"^[ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*(?:(`{3,})(?!.*`)|(~{3,}))"
-)
+FENCE = re.compile(r"^[ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*(?:(`{3,})(?!.*`)|(~{3,}))")
 # [[target#anchor|shown]] and ![[embed]]: target (may be empty: [[#Heading]]), anchor, shown.
 WIKILINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\(([^()\s]*)\)")
