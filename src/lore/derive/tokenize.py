@@ -24,8 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-# Re-exported: the query side segments Chinese through this module's names.
-from .segment import Segmenter as Segmenter
+# Re-exported: the query side segments Chinese through this module.
 from .segment import segmenter as segmenter
 
 # Han (incl. extensions and compatibility ideographs), Bopomofo, Hiragana, Katakana (incl.
