@@ -312,7 +312,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--cli-baseline",
         type=Path,
-        help="another `lore` script to time alternately with this one (side by side)",
+        help="another `lore` script to time alternately with this one (side by side); "
+        "compile its bytecode first (python -m compileall) if it was never run",
     )
     p.add_argument(
         "--cli-baseline-label",
