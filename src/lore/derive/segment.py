@@ -1,6 +1,6 @@
 """Chinese word segmentation for queries: jieba's dictionary and algorithm, loaded fast.
 
-Only a query is segmented (the index holds one token per CJK character), and a one-shot
+Queries are segmented with it (the index holds one token per CJK character), and a one-shot
 `lore search` process would spend most of its time loading the dictionary: rjieba builds
 its 349,046-word trie when imported. Segmenting one text needs only the dictionary words
 that occur in that text and the total frequency (jieba scores a cut by log(freq / total)),
@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 CACHE_NAME = "jieba-words.sqlite"
-MAX_TEXT = 2000  # past this a per-text engine costs more than loading the whole dictionary
+# Past this the lookups cost about as much as loading the whole dictionary (2,000
+# characters: half of it; 4,000, the longest query: more).
+MAX_TEXT = 2000
 # Cut by the full dictionary and by a per-text engine when the cache is compiled: Chinese
 # with Latin, digits, spaces, punctuation, kana and words the dictionary lacks.
 PROBES = (
