@@ -198,3 +198,27 @@ def test_a_rare_name_deep_in_a_long_note_beats_common_characters(
     assert not explain.dropped_terms
     assert {"时", "日"} <= set(explain.matched_terms)
     assert "journalctl" in hits[0].snippet
+
+
+def test_a_name_with_its_folder_in_front_is_the_notes_name(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """In a vault sorted by kind people name a note by its kind and title: "Minimal theme"
+    is Themes/Minimal.md, not the plugin whose title holds both words among others."""
+    files = {
+        "Themes/Minimal.md": "# Minimal\n\nA clean theme with many style settings.\n",
+        "Plugins/minimal-settings.md": (
+            "# Minimal Theme Settings\n\nAdjust the Minimal theme: colours, fonts, widths.\n"
+        ),
+        "Themes/Blue Topaz.md": "# Blue Topaz\n\nA colourful theme.\n",
+    }
+    for i in range(12):
+        files[f"Plugins/p{i}.md"] = f"# Plugin {i}\n\nDoes one thing, with settings.\n"
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    assert [h.path for h in vault.search("Minimal theme", limit=3)][:2] == [
+        "Themes/Minimal.md",
+        "Plugins/minimal-settings.md",
+    ]
+    # A note outside any folder, or whose folder the query does not name, is unchanged.
+    assert vault.search("Blue Topaz", limit=1)[0].path == "Themes/Blue Topaz.md"
