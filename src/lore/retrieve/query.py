@@ -42,7 +42,7 @@ PLAN_CHARS = 2000  # the head of a query its terms are taken from
 # 1 (counted in full) 0.748 / 0.747, 0.981; 2: 0.768 / 0.855, 0.981; 4: 0.775 / 0.860,
 # 0.979; 8: 0.778 / 0.868, 0.977; no weight at all: 0.779 / 0.904, but spoken-style
 # questions lose (topic 0.520 → 0.506). Each share costs one more reading of the other
-# terms' phrases (the FTS5 part of a Chinese query: x1.4 at 2, x2.4 at 5).
+# terms' phrases (the FTS5 part of a Chinese query: x1.2-1.5 at 2, x1.8 at 3, x2.4 at 5).
 BACKUP_SHARE = 2
 
 # Spoken-style filler, longest first so "帮我找找" goes before "帮我".
