@@ -16,6 +16,8 @@ Terms:
 Every term scores every candidate. Terms too common to say which notes to look at (a
 character most notes hold) are `score_only`: the store is asked for
 the notes holding the rare terms, scored over all of them (lore.store.query.TextQuery).
+The single characters of a dictionary word back the word up and score at 1/BACKUP_SHARE
+of a term (QueryPlan.text_query).
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ if TYPE_CHECKING:
 MAX_TERMS = 48
 MAX_QUERY_CHARS = 4000  # longer queries are refused, on every surface (API, CLI, MCP)
 PLAN_CHARS = 2000  # the head of a query its terms are taken from
+# A backup character (QueryPlan.backup_chars) scores 1/BACKUP_SHARE of a term. mode4 MRR@10 by
+# share, bench.realvault's Chinese vault (all queries / details deep in long notes) and
+# bench.retrieval's cmrc2018_trial (long questions in other words than the text):
+# 1 (counted in full) 0.748 / 0.747, 0.981; 2: 0.768 / 0.855, 0.981; 4: 0.775 / 0.860,
+# 0.979; 8: 0.778 / 0.868, 0.977; no weight at all: 0.779 / 0.904, but spoken-style
+# questions lose (topic 0.520 → 0.506). Each share costs one more reading of the other
+# terms' phrases (the FTS5 part of a Chinese query: x1.2-1.5 at 2, x1.8 at 3, x2.4 at 5).
+BACKUP_SHARE = 2
 
 # Spoken-style filler, longest first so "帮我找找" goes before "帮我".
 _ZH_FILLER = sorted(
@@ -105,12 +115,29 @@ class QueryPlan:
 
     @property
     def text_query(self) -> TextQuery:
-        """The plan as the store's lexical query (each backend compiles it)."""
+        """The plan as the store's lexical query (each backend compiles it): every term
+        but the backup characters (see backup_chars) counts BACKUP_SHARE times, so BM25, a
+        sum over the query's phrases, counts a backup character at 1/BACKUP_SHARE of a
+        term; the same notes match."""
+        backup = self.backup_chars
+        counts = tuple((t.tokens, BACKUP_SHARE) for t in self.terms if t not in backup)
         return TextQuery(
             tuple(t.tokens for t in self.generating),
             tuple(t.tokens for t in self.score_only),
             tuple(t.tokens for t in self.excluded),
+            counts=counts if backup else (),
         )
+
+    @property
+    def backup_chars(self) -> frozenset[QueryTerm]:
+        """The single characters of the query's dictionary words. They back a word up (a
+        note that writes it apart, or in other words, still scores), but where the word
+        matched they are the same evidence again: counted in full, a Chinese word weighed
+        three times one Latin word, and long notes full of common characters outranked
+        the note holding the query's rare name (a detail deep in a long note lost most).
+        A character no word of the query holds counts in full."""
+        in_words = {tok for t in self.terms if t.kind == "cjk_word" for tok in t.tokens}
+        return frozenset(t for t in self.terms if t.kind == "cjk_char" and t.tokens[0] in in_words)
 
     @property
     def candidate_query(self) -> TextQuery:

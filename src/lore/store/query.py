@@ -43,9 +43,12 @@ class Filters:
 class TextQuery:
     """Notes holding any phrase of `terms` (and none of `excluded`), scored by BM25 over
     `terms` and `score_only`: the score-only phrases score every candidate but bring none.
-    `fields` limits matching to those full-text fields (None: all of them)."""
+    `fields` limits matching to those full-text fields (None: all of them). `counts` says
+    how many times a phrase counts in the score (BM25 is a sum over the query's phrases);
+    a phrase it does not name counts once. Counts change scores, never which notes match."""
 
     terms: tuple[Phrase, ...]
     score_only: tuple[Phrase, ...] = ()
     excluded: tuple[Phrase, ...] = ()
     fields: tuple[str, ...] | None = None
+    counts: tuple[tuple[Phrase, int], ...] = ()

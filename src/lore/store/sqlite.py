@@ -30,7 +30,9 @@ __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "dis
 # field). A sync re-derives an index whose rows came from another version.
 # 2: one Markdown reader (Obsidian tag rules), no mtime dates, file name and aliases as title
 #    text, symbol names (c++, C#, .NET) as tokens.
-TOKENIZER_VERSION = "2"
+# 3: keywords from prose only (no URLs, images, inline code); the summary's tail is the last
+#    paragraph of prose, never a piece of a code block.
+TOKENIZER_VERSION = "3"
 
 
 class _CannotWrite(Exception):

@@ -25,11 +25,18 @@ def _phrase(tokens: Phrase) -> str:
     return '"' + " ".join(tokens) + '"'
 
 
-def fts_match(query: TextQuery) -> str:
-    """The FTS5 MATCH expression of a query (an empty one matches nothing)."""
-    match = " OR ".join(_phrase(p) for p in query.terms) or '""'
+def fts_match(query: TextQuery, *, scored: bool = False) -> str:
+    """The FTS5 MATCH expression of a query (an empty one matches nothing). `scored`: for
+    ranking, each phrase written as many times as it counts (TextQuery.counts); the same
+    notes match either way, so counting and --explain use the plain expression."""
+    counts = dict(query.counts) if scored else {}
+
+    def any_of(phrases: tuple[Phrase, ...]) -> str:
+        return " OR ".join(" OR ".join([_phrase(p)] * counts.get(p, 1)) for p in phrases)
+
+    match = any_of(query.terms) or '""'
     if query.score_only:
-        common = " OR ".join(_phrase(p) for p in query.score_only)
+        common = any_of(query.score_only)
         match = f'({match}) AND ({common} OR "{EVERY_NOTE}")'
     if query.excluded:
         match = f"({match}) NOT ({' OR '.join(_phrase(p) for p in query.excluded)})"
@@ -134,7 +141,7 @@ class SearchSql(SqliteBase):
         row doubles the cost at 100k notes); a few extra rows are fetched so ties at the
         cut can be ordered by path, and the join is used only when a tie runs past them.
         """
-        match = fts_match(query)
+        match = fts_match(query, scored=True)
         where, params = filter_sql(filters)
         if not where:
             fetch = limit + TIE_MARGIN
@@ -180,7 +187,7 @@ class SearchSql(SqliteBase):
         rows = self.query(
             f"SELECT rowid, {', '.join(cols)} FROM fts WHERE fts MATCH ? AND rowid IN"
             f" ({marks(ids)})",
-            [*params, fts_match(query), *ids],
+            [*params, fts_match(query, scored=True), *ids],
         )
         return {
             int(row[0]): {name: round(-float(v), 6) for name, v in zip(names, row[1:], strict=True)}
