@@ -1,0 +1,117 @@
+"""Edits of a note's text as pure functions: append, replace a section, find a section by
+its heading. Headings inside fenced code and in the front matter are not headings.
+
+A section is a heading line and every line after it up to the next heading of the same or
+a higher level (`## A` ends at the next `##` or `#`, not at `###`).
+
+    replace_section(text, "计划", "新的计划\\n")   # keeps the heading line
+    append(text, "- one more item", heading="待办")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigError, NotFoundError, shown
+from ..ingest.parse import split_frontmatter
+from ..memory.markdown import HEADING, iter_lines, open_fence, slug, split_heading
+
+
+@dataclass(frozen=True)
+class Section:
+    heading: str  # as written, without the #s (and without an explicit {#id})
+    anchor: str | None  # the explicit {#id}, when written
+    level: int
+    line: int  # 1-based line of the heading in the file
+    end: int  # 1-based line after the last line of the section (len(lines) + 1 at the end)
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def sections(text: str) -> list[Section]:
+    """Every section of the note, in order."""
+    _front, body, body_line = split_frontmatter(text)
+    found: list[tuple[str, str | None, int, int]] = []
+    for line in iter_lines(body, body_line):
+        match = None if line.code else HEADING.match(line.text)
+        if match:
+            heading, anchor = split_heading(match.group(2).strip())
+            found.append((heading, anchor, len(match.group(1)), line.number))
+    total = len(_lines(text)) + 1
+    out = []
+    for i, (heading, anchor, level, number) in enumerate(found):
+        end = next((n for _h, _a, lvl, n in found[i + 1 :] if lvl <= level), total)
+        out.append(Section(heading, anchor, level, number, end))
+    return out
+
+
+def find_section(text: str, heading: str, *, path: str = "note") -> Section:
+    """The section `heading` names: its text, its explicit id or its slug; one only."""
+    wanted = heading.strip().lstrip("#").strip()
+    if not wanted:
+        raise ConfigError(f"{shown(path)}: the heading to edit is empty")
+    every = sections(text)
+    for exact in (True, False):
+        matches = [
+            s
+            for s in every
+            if (exact and wanted in (s.heading, s.anchor))
+            or (not exact and slug(wanted) in (slug(s.heading), s.anchor))
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            lines = ", ".join(str(s.line) for s in matches)
+            raise ConfigError(
+                f"{shown(path)}: {len(matches)} sections are headed {shown(wanted)!s}"
+                f" (lines {lines})",
+                hint="rename one of them, or replace the whole note",
+            )
+    names = ", ".join(shown(s.heading) for s in every[:12]) or "none"
+    raise NotFoundError(f"{shown(path)}: no section headed {shown(wanted)!s} (headings: {names})")
+
+
+def _block(addition: str) -> list[str]:
+    """What is written as lines: no trailing blank lines, an unclosed fence closed."""
+    text = addition.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    fence = open_fence(text)
+    return _lines(text) + ([fence] if fence else [])
+
+
+def replace_section(text: str, heading: str, body: str, *, path: str = "note") -> str:
+    """`text` with the lines under `heading` (up to the next heading of its level or
+    higher) replaced by `body`; the heading line is kept."""
+    section = find_section(text, heading, path=path)
+    lines = _lines(text)
+    new = _block(body)
+    while new and not new[0].strip():
+        new.pop(0)
+    after = lines[section.end - 1 :]
+    middle = ([""] + new if new else []) + ([""] if after and new else [])
+    out = "\n".join(lines[: section.line] + middle + after)
+    return out + "\n" if text.endswith("\n") and not out.endswith("\n") else out
+
+
+def append(text: str, addition: str, *, heading: str | None = None, path: str = "note") -> str:
+    """`text` with `addition` at its end, or at the end of the section `heading`, set off
+    by a blank line; the note keeps ending with a line break."""
+    new = _block(addition)
+    if not any(line.strip() for line in new):
+        raise ConfigError(f"{shown(path)}: nothing to append")
+    lines = _lines(text)
+    if heading is None:
+        fence = open_fence(text)
+        head = text.rstrip("\n")
+        closer = f"\n{fence}" if fence else ""
+        return (head + closer + "\n\n" if head else "") + "\n".join(new) + "\n"
+    section = find_section(text, heading, path=path)
+    before = lines[: section.end - 1]
+    while len(before) > section.line and not before[-1].strip():
+        before.pop()
+    after = lines[section.end - 1 :]
+    gap = [""] if after and any(line.strip() for line in after) else []
+    out = before + [""] + new + gap + after
+    joined = "\n".join(out)
+    return joined if joined.endswith("\n") else joined + "\n"
