@@ -233,12 +233,21 @@ class Vault:
         source: str | None = None,
         trust: str = "inferred",
         at: dt.datetime | None = None,
+        principal: str | None = None,
     ) -> Memory:
-        """Append an entry to today's daily note (memory/YYYY-MM-DD.md) and index it."""
+        """Append an entry to today's daily note (memory/YYYY-MM-DD.md) and index it;
+        `principal` may write only where its access rules allow."""
         from .memory.write import remember
 
         return remember(
-            self, text, entities=entities, status=status, source=source, trust=trust, at=at
+            self,
+            text,
+            entities=entities,
+            status=status,
+            source=source,
+            trust=trust,
+            at=at,
+            principal=principal,
         )
 
     def digest(
@@ -526,6 +535,12 @@ class Vault:
                 )
             )
         return replace(change, indexed=held)
+
+    def note_source(self, path: str, *, principal: str | None = None) -> dict[str, str]:
+        """The note file's whole text as it is now (front matter included) and its content
+        hash, the `base_hash` an edit of it names."""
+        text, digest = self._writer(principal).source(path)
+        return {"path": path, "text": text, "hash": digest}
 
     def write_note(self, path: str, text: str, *, principal: str | None = None) -> NoteChange:
         """Create the note `path` (refused when anything is there) and index it."""

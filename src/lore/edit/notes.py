@@ -190,6 +190,14 @@ class NoteWriter:
                 f"{shown(path)}: not valid UTF-8 (byte {exc.start}); edit it by hand"
             ) from None
 
+    def source(self, path: str) -> tuple[str, str]:
+        """(the file's text as it is now, its content hash): what an editor starts from."""
+        target = self._allowed(path)
+        _folder, name = _split(target)
+        with self._open(target) as folder:
+            data = self._read(folder, name, target)
+        return self._decode(data, target), content_hash(data)
+
     # -- writes -------------------------------------------------------------------------------
     def create(self, path: str, text: str) -> NoteChange:
         """A new note at `path`; refused when anything is there already."""
