@@ -6,8 +6,6 @@ The principal `guest` may see `public/` only. Everything private carries a marke
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,12 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import httpx
-import uvicorn
-
 import lore
-from lore.serve.app import Server, bind, create_app
+from lore.serve.background import Background
 from lore.serve.options import ServeOptions
+
+Running = Background
 
 TODAY = "2026-11-20"
 CONFIG = f"""
@@ -116,40 +113,10 @@ class Clock:
         return self.now
 
 
-class Running:
-    """`lore serve` on 127.0.0.1:<free port>, until `stop()`."""
-
-    def __init__(self, root: Path, options: ServeOptions) -> None:
-        sock = bind("127.0.0.1", 0)
-        self.port = int(sock.getsockname()[1])
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = Server(root, None, options, self.port)
-        config = uvicorn.Config(create_app(self.server), log_level="warning", lifespan="on")
-        self.uvicorn = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self.uvicorn.serve(sockets=[sock])), daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self.uvicorn.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("lore serve did not start")
-            time.sleep(0.02)
-        self.server.freshness.ready.wait(20)
-
-    def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kwargs)
-
-    def stop(self) -> None:
-        self.uvicorn.should_exit = True
-        self._thread.join(timeout=20)
-
-
 @contextmanager
-def running(root: Path, **options: Any) -> Iterator[Running]:
+def running(root: Path, **options: Any) -> Iterator[Background]:
     base = ServeOptions(port=0, watch=options.pop("watch", "poll"))
-    server = Running(root, replace(base, **options))
+    server = Background(root, replace(base, **options))
     try:
         yield server
     finally:

@@ -155,13 +155,11 @@ def _remember(c: Call, a: dict[str, Any]) -> dict[str, Any]:
 def _ingest(c: Call, a: dict[str, Any]) -> dict[str, Any]:
     """A URL only: a caller of the server never names a file of the server's machine."""
     from ..capture.ingest import CaptureOptions, capture
-    from ..capture.urls import check_url, looks_like_url
+    from ..capture.urls import check_url
 
     url = a["url"].strip()
-    if not looks_like_url(url):
-        raise HTTPError(
-            400, "bad_request", "url: give an http(s) URL (files are not captured here)"
-        )
+    if not url.lower().startswith(("http://", "https://")):
+        raise HTTPError(400, "bad_request", "url: give an http(s) URL (never a file here)")
     url = check_url(url)
     if c.principal is not None:
         raise AccessError("ingest writes into the inbox folder: only the owner's tokens may")

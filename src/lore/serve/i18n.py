@@ -74,6 +74,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "restore": "Restore",
         "delete": "Delete",
         "conflict": "The note changed since you opened it; nothing was saved.",
+        "hover_hint": "Point at a dot to see its note; click to open it.",
     },
     "zh": {
         "app": "lore",
@@ -141,6 +142,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "restore": "恢复",
         "delete": "删除",
         "conflict": "笔记在你打开后被修改了；没有保存。",
+        "hover_hint": "指向圆点查看笔记，点击打开。",
     },
 }
 
