@@ -183,6 +183,10 @@ class Guard:
 
     async def _identity(self, headers: dict[str, str], path: str) -> Identity:
         secret, via = presented_secret(headers)
+        if via == "cookie" and not is_page(path):
+            # The API and MCP take a bearer token only: a page cookie that a browser would
+            # send along with a forged cross-site request is no key to them.
+            secret, via = None, "local"
         public = path.startswith(PUBLIC)
         if secret is None:
             if not self.server.options.tokens_required:
