@@ -261,7 +261,7 @@ def test_security_headers_and_no_directory_listing(served: dict[str, Any]) -> No
         page = client.get("/search?q=x").text
         assert "<script>" not in page and " on" + "click=" not in page  # no inline scripts
         for url in ("/static/", "/static", "/static/../pyproject.toml", "/static/%2e%2e/app.py"):
-            assert client.get(url).status_code == 404, url
+            assert client.get(url, follow_redirects=True).status_code == 404, url
     status, headers, _body = raw(
         server, f"GET /static/app.js HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
     )
