@@ -5,11 +5,13 @@ browser shows on hover, so it works without JavaScript."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..interest.model import InterestMap
 
 WIDTH, HEIGHT, PAD = 720, 480, 24
+SPREAD = 9.0  # points closer than this (pixels) are moved apart
 SPARK_W, SPARK_H = 120, 24
 SPARK_WEEKS = 26
 # Colour-blind-friendly palette (Okabe-Ito, then Tol's muted), repeated past twelve clusters.
@@ -55,9 +57,20 @@ def points(interest: InterestMap) -> list[Point]:
     span_x = (hi_x - lo_x) or 1.0
     span_y = (hi_y - lo_y) or 1.0
     out = []
+    taken: dict[tuple[int, int], int] = {}
     for index, cluster_id, m in members:
         x = PAD + (m.x - lo_x) / span_x * (WIDTH - 2 * PAD)
         y = HEIGHT - PAD - (m.y - lo_y) / span_y * (HEIGHT - 2 * PAD)
+        # Notes at the same place (near-identical texts) are set around it on a small
+        # spiral, so that each can still be pointed at and clicked.
+        spot = (round(x / SPREAD), round(y / SPREAD))
+        n = taken.get(spot, 0)
+        taken[spot] = n + 1
+        if n:
+            angle = n * 2.4  # the golden angle: no two land on one another
+            radius = SPREAD * math.sqrt(n)
+            x = min(WIDTH - PAD / 2, max(PAD / 2, x + radius * math.cos(angle)))
+            y = min(HEIGHT - PAD / 2, max(PAD / 2, y + radius * math.sin(angle)))
         out.append(
             Point(round(x, 1), round(y, 1), m.path, m.title, m.date, cluster_id, colour(index))
         )
