@@ -95,7 +95,7 @@ def note_target(path: object, what: str = "path") -> str:
     parts = text.split("/")
     if any(p in ("", ".", "..") for p in parts):
         raise PathError(
-            f"{what}: {shown(text)}: no empty, '.' or '..' parts: stay inside the vault"
+            f"{what}: {shown(text)}: an empty, '.' or '..' part would leave the vault"
         )
     if any(p.startswith(".") for p in parts):
         raise PathError(f"{what}: {shown(text)}: lore writes no hidden file or folder")
