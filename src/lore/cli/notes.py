@@ -183,7 +183,7 @@ def note_trash(principal: str | None, vault_opt: str | None, db: str | None, as_
     with open_from_options(vault_opt, db) as opened:
         items = opened.trash(principal=principal)
     if as_json:
-        click.echo(dumps([item.to_dict() for item in items]))
+        click.echo(dumps({"items": [item.to_dict() for item in items]}))
         return
     if not items:
         click.echo("the trash is empty")
