@@ -484,9 +484,11 @@ class Vault:
     # -- who sees what, links, note writes, tokens (issue 16) -----------------------------------
     def access(self, principal: str | None = None) -> Access:
         """What `principal` may see by the vault's `[access]` rules (None: everything)."""
-        from .memory.access import access_for
+        from .memory.access import Access, access_for
         from .memory.settings import load_memory_settings
 
+        if principal is None:  # the owner: no need to read the rules
+            return Access(None, None)
         return access_for(load_memory_settings(self.root), principal)
 
     def links(self, path: str, *, principal: str | None = None) -> LinkReport:
@@ -500,6 +502,15 @@ class Vault:
         return link_report(
             self.store, settings, self.access(principal), note["path"], note["title"]
         )
+
+    def entity_card(
+        self, path: str, *, name: str | None = None, principal: str | None = None
+    ) -> dict[str, Any] | None:
+        """The entity card the note at `path` defines (the one called `name`), as `lookup`
+        shows it at L1 (None: the note is no card)."""
+        from .memory.lookup import card_at
+
+        return card_at(self, self.relative_path(path), name=name, principal=principal)
 
     def visible_clusters(self, *, principal: str | None = None) -> InterestMap | None:
         """The stored interest map as `principal` may see it: clusters re-described from

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -28,11 +29,12 @@ def site(tmp_path: Path) -> Iterator[dict[str, Any]]:
         yield {"server": server, "root": root, "secret": secret}
 
 
-def _signed_in(site: dict[str, Any]) -> Any:
-    client = site["server"].client()
-    answer = client.post("/login", data={"token": site["secret"], "next": "/search"})
-    assert answer.status_code == 303
-    return client
+@contextmanager
+def _signed_in(site: dict[str, Any]) -> Iterator[Any]:
+    with site["server"].client() as client:
+        answer = client.post("/login", data={"token": site["secret"], "next": "/search"})
+        assert answer.status_code == 303
+        yield client
 
 
 def _csrf(html: str) -> str:
@@ -128,6 +130,6 @@ def test_notes_render_safely() -> None:
     assert 'href="#">up</a>' in html  # a relative link that climbs out leads nowhere
     assert 'href="/note/entities/%E5%BC%A0%E4%B8%89.md"' in html
     assert 'class="wikilink dangling"' in html and "别名" in html
-    assert "tracker.example/p.png" in html and "src=" not in html  # shown, never loaded
+    assert "tracker.example/p.png" in html and ' src="' not in html  # shown, never loaded
     assert "<mark>去重</mark>" in html
     assert [anchor for _level, _text, anchor in toc] == ["标题", "去重规则", "去重规则-1"]

@@ -94,9 +94,7 @@ def note_target(path: object, what: str = "path") -> str:
         raise PathError(f"{what}: {shown(text)} is absolute; give a path inside the vault")
     parts = text.split("/")
     if any(p in ("", ".", "..") for p in parts):
-        raise PathError(
-            f"{what}: {shown(text)}: an empty, '.' or '..' part would leave the vault"
-        )
+        raise PathError(f"{what}: {shown(text)}: an empty, '.' or '..' part would leave the vault")
     if any(p.startswith(".") for p in parts):
         raise PathError(f"{what}: {shown(text)}: lore writes no hidden file or folder")
     if any(len(p.encode("utf-8")) > 255 for p in parts):

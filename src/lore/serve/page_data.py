@@ -70,11 +70,7 @@ def note_data(vault: Vault, who: Identity, path: str, query: str | None) -> dict
     links = vault.links(rel, principal=who.principal)
     resolved = {link.target: link.path for link in links.outgoing}
     html, toc = render_note(str(note["body"]), here=rel, links=resolved, query=query)
-    entity = None
-    if note["title"]:
-        found = vault.lookup(str(note["title"]), limit=1, principal=who.principal)
-        if found.entity is not None and found.entity.get("path") == rel:
-            entity = found.entity
+    entity = vault.entity_card(rel, principal=who.principal)
     return {
         "note": note,
         "html": html,
@@ -115,11 +111,15 @@ def map_data(vault: Vault, who: Identity) -> dict[str, Any]:
 
 def memory_data(vault: Vault, who: Identity) -> dict[str, Any]:
     recent = vault.recent(days=30, limit=20, principal=who.principal)
-    cards = []
-    for entity in recent.entities[:ENTITY_CARDS]:
-        found = vault.lookup(str(entity["name"]), limit=1, principal=who.principal)
-        if found.entity is not None:
-            cards.append(found.entity)
+    cards = [
+        card
+        for entity in recent.entities[:ENTITY_CARDS]
+        if (
+            card := vault.entity_card(
+                str(entity["path"]), name=str(entity["name"]), principal=who.principal
+            )
+        )
+    ]
     return {
         "recent": recent,
         "snapshot": vault.snapshot(principal=who.principal),
