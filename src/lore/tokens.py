@@ -145,9 +145,5 @@ def verify_token(store: SqliteStore, secret: str) -> TokenInfo | None:
     return _info(row)
 
 
-def has_tokens(store: SqliteStore) -> bool:
-    return any(info.valid for info in list_tokens(store))
-
-
 def record_use(store: SqliteStore, name: str, *, clock: Clock = _now) -> None:
     sql.touch(store, name, clock().isoformat(timespec="minutes"))

@@ -614,6 +614,12 @@ class Vault:
 
         return revoke_token(self.store, name)
 
+    def record_token_use(self, name: str) -> None:
+        """Note that the token `name` was used now (to the minute; `lore token list`)."""
+        from .tokens import record_use
+
+        record_use(self.store, name)
+
     def verify_token(self, secret: str) -> TokenInfo | None:
         """The valid token whose secret this is (None: unknown or revoked)."""
         from .tokens import verify_token

@@ -236,6 +236,9 @@ def test_loopback_needs_no_token_but_refuses_a_bad_one(tmp_path: Path) -> None:
             _error(bad.get(f"{PREFIX}/status"), 401, "unauthorized")
         with server.client(guest) as client:  # a token given is the token, on loopback too
             assert client.get(f"{PREFIX}/status").json()["notes"] == PUBLIC_NOTES
+    with lore.open(root) as vault:
+        (used,) = vault.tokens()
+        assert used.last_used is not None  # `lore token list` shows when it was last used
 
 
 def test_ingest_takes_urls_only_and_refuses_private_addresses(writable: dict[str, Any]) -> None:

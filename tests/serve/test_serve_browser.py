@@ -15,17 +15,10 @@ from typing import Any
 import pytest
 from serve_support import make_vault, running
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from bench.serve_screens import CHROMIUM as CHROMIUM_PATH
+from bench.serve_screens import CHROMIUM_ARGS as ARGS
+
+CHROMIUM = Path(CHROMIUM_PATH)
 
 if not CHROMIUM.exists():
     if os.geteuid() == 0 or os.environ.get("CI"):  # `make test` installs it as root

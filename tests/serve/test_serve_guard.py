@@ -235,7 +235,7 @@ def test_traversal_in_note_paths(served: dict[str, Any], path: str) -> None:
     assert (root.parent / "secret.md").read_text(encoding="utf-8") == "TOPSECRET outside the vault"
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=st.text(min_size=1, max_size=300))
 def test_hostile_query_strings_never_break_the_server(served: dict[str, Any], query: str) -> None:
     server: Background = served["server"]

@@ -349,18 +349,19 @@ class LoreServer:
             sock.close()
 
 
-def bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def bind(port: int, host: str = HOST) -> socket.socket:
+    """A listening socket on host:port (port 0: any free one), or one line saying why not."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((HOST, port))
+        sock.bind((host, port))
     except OSError as exc:
         sock.close()
         raise ConfigError(
-            f"--port {port}: cannot listen on {HOST}:{port}: {exc.strerror or exc}",
+            f"--port {port}: cannot listen on {host}:{port}: {exc.strerror or exc}",
             hint="choose another port, or --port 0 for any free one",
         ) from None
-    sock.listen(128)
+    sock.listen(512)
     return sock
 
 

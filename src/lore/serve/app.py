@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,7 +23,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..errors import AccessError, ConfigError, LoreError
+from ..errors import AccessError, IndexError_, LoreError
+from ..mcp.server import bind
 from ..tokens import TokenInfo
 from ..vault import Vault, open_vault
 from . import errors
@@ -36,6 +36,7 @@ from .params import from_json, from_query
 from .pool import Freshness, VaultPool
 
 T = TypeVar("T")
+RECORD_EVERY = 60.0  # seconds between two records of a token's last use
 log = logging.getLogger("lore.serve")
 STATIC = Path(__file__).with_name("static")
 
@@ -58,6 +59,7 @@ class Server:
         self.freshness = Freshness(opener, options.watch)
         self.limiter = RateLimiter(options.rate, options.burst, options.clock)
         self._threads: anyio.CapacityLimiter | None = None
+        self._noted: dict[str, float] = {}  # token name → when its use was last recorded
 
     async def run(self, work: Callable[[Vault], T]) -> T:
         """Run `work` on a vault of the pool, in a worker thread."""
@@ -66,7 +68,19 @@ class Server:
         return await anyio.to_thread.run_sync(self.pool.run, work, limiter=self._threads)
 
     async def verify(self, secret: str) -> TokenInfo | None:
-        return await self.run(lambda vault: vault.verify_token(secret))
+        return await self.run(lambda vault: self._verify(vault, secret))
+
+    def _verify(self, vault: Vault, secret: str) -> TokenInfo | None:
+        """The token, and its last use noted (once a minute at most: a write; an index
+        that cannot take it, busy or read-only, does not stop the request)."""
+        info = vault.verify_token(secret)
+        if info is not None:
+            now = self.options.clock()
+            if now - self._noted.get(info.name, -RECORD_EVERY) >= RECORD_EVERY:
+                self._noted[info.name] = now
+                with contextlib.suppress(IndexError_):
+                    vault.record_token_use(info.name)
+        return info
 
 
 def identity_of(request: Request) -> Identity:
@@ -208,22 +222,6 @@ def create_app(server: Server) -> Any:
     return Guard(app, server)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(
-            f"--port {port}: cannot listen on {host}:{port}: {exc.strerror or exc}",
-            hint="choose another port, or --port 0 for any free one",
-        ) from None
-    sock.listen(512)
-    return sock
-
-
 def serve(
     root: Path,
     db: str | None,
@@ -234,7 +232,7 @@ def serve(
     """Listen until interrupted (`ready` gets the URL once listening)."""
     import uvicorn
 
-    sock = bind(options.host, options.port)
+    sock = bind(options.port, options.host)
     port = int(sock.getsockname()[1])
     server = Server(root, db, options, port)
     app = create_app(server)

@@ -16,13 +16,14 @@ from typing import Any
 
 import uvicorn
 
-from .app import Server, bind, create_app
+from ..mcp.server import bind
+from .app import Server, create_app
 from .options import ServeOptions
 
 
 class Background:
     def __init__(self, root: Path, options: ServeOptions, *, db: str | None = None) -> None:
-        sock = bind(options.host, options.port)
+        sock = bind(options.port, options.host)
         self.port = int(sock.getsockname()[1])
         self.url = f"http://{options.host}:{self.port}"
         self.server = Server(root, db, options, self.port)
