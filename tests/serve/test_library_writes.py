@@ -201,3 +201,20 @@ def test_tokens_are_hashed_listed_and_revoked(vault: lore.Vault) -> None:
 def test_note_target_reads_one_way() -> None:
     assert note_target("a/b.md") == "a/b.md"
     assert note_target("a/e\u0301.md") == "a/\u00e9.md"  # NFC, as the scan stores it
+
+
+@pytest.mark.parametrize("planted", [".lore/trash", ".lore/locks"])
+def test_planted_links_at_the_trash_and_the_locks(
+    vault: lore.Vault, tmp_path: Path, planted: str
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    link = vault.root / planted
+    if link.exists():
+        link.rmdir()
+    os.symlink(outside, link)
+    before = tree(vault.root)
+    with pytest.raises(PathError, match="symlink"):
+        vault.delete_note(NOTE)
+    assert list(outside.iterdir()) == [] and tree(vault.root) == before
+    assert vault.trash() == []

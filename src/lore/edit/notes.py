@@ -322,7 +322,10 @@ class NoteWriter:
         taken."""
         if not isinstance(trash_id, str) or not _TRASH_ID.match(trash_id):
             raise ConfigError(f"trash id {shown(str(trash_id))}: not an id `lore note trash` lists")
-        original = self._trashed_path(trash_id) if (self.root / TRASH / trash_id).is_dir() else None
+        entry = self.root / TRASH / trash_id
+        original = (
+            self._trashed_path(trash_id) if entry.is_dir() and not entry.is_symlink() else None
+        )
         if original is None or not self.access.allows(original):
             raise NotFoundError(f"trash id {trash_id}: nothing in the trash has it")
         target = self._allowed(to or original, "to" if to else "path")
