@@ -200,6 +200,11 @@ def test_tokens_are_hashed_listed_and_revoked(vault: lore.Vault) -> None:
 
 def test_note_target_reads_one_way() -> None:
     assert note_target("a/b.md") == "a/b.md"
+    assert note_target(".github/notes/x.md", write=False) == ".github/notes/x.md"  # a read
+    with pytest.raises(PathError, match="hidden"):
+        note_target(".github/notes/x.md")
+    with pytest.raises(PathError, match="leave the vault"):
+        note_target("../x.md", write=False)
     assert note_target("a/e\u0301.md") == "a/\u00e9.md"  # NFC, as the scan stores it
 
 

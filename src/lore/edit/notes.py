@@ -70,9 +70,10 @@ class TrashItem:
         return dict(self.__dict__)
 
 
-def note_target(path: object, what: str = "path") -> str:
-    """A note path a caller gave, checked: relative, `/`-separated, inside the vault, no
-    hidden folder (`.lore/`, `.git/`), ending in `.md`. Refused with one line otherwise."""
+def note_target(path: object, what: str = "path", *, write: bool = True) -> str:
+    """A note path a caller gave, checked: relative, `/`-separated, inside the vault,
+    ending in `.md`, and, to write, in no hidden folder (`.lore/`, `.git/`). Refused with
+    one line otherwise."""
     if not isinstance(path, str):
         raise ConfigError(f"{what}: must be a string")
     text = path
@@ -95,7 +96,7 @@ def note_target(path: object, what: str = "path") -> str:
     parts = text.split("/")
     if any(p in ("", ".", "..") for p in parts):
         raise PathError(f"{what}: {shown(text)}: an empty, '.' or '..' part would leave the vault")
-    if any(p.startswith(".") for p in parts):
+    if write and any(p.startswith(".") for p in parts):
         raise PathError(f"{what}: {shown(text)}: lore writes no hidden file or folder")
     if any(len(p.encode("utf-8")) > 255 for p in parts):
         raise PathError(f"{what}: {shown(text)}: a name is longer than 255 bytes")

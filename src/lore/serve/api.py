@@ -88,7 +88,7 @@ def checked_path(c: Call) -> str:
     (the same reading the write paths get: relative, no `..`, no NUL, no hidden folder)."""
     from ..edit.notes import note_target
 
-    return note_target(c.path or "", "path")
+    return note_target(c.path or "", "path", write=False)
 
 
 def _tags(c: Call, a: dict[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def search_data(vault: Vault, who: Identity, params: Any) -> dict[str, Any]:
 def note_data(vault: Vault, who: Identity, path: str, query: str | None) -> dict[str, Any]:
     from .render import render_note
 
-    rel = note_target(path, "path")
+    rel = note_target(path, "path", write=False)
     note = vault.note(rel, principal=who.principal)
     links = vault.links(rel, principal=who.principal)
     resolved = {link.target: link.path for link in links.outgoing}

@@ -21,7 +21,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from ..memory.markdown import slug, split_heading
-from ..retrieve.query import plan
+from ..retrieve.query import QueryPlan, plan
 from ..retrieve.snippet import find_matches
 
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
@@ -63,6 +63,11 @@ def marker(query: str | None) -> Callable[[str], str]:
     """text → escaped HTML with the query's terms in <mark> (the same matching as the
     search snippets: CJK words and characters, Latin words, ids)."""
     query_plan = plan(query) if query and query.strip() else None
+    if query_plan is not None:
+        # Single CJK characters find notes, but marking each one all over a page is noise:
+        # the page marks the words (and a character only when the query is no more).
+        words = [t for t in query_plan.terms if t.kind != "cjk_char"]
+        query_plan = QueryPlan(query_plan.text, words or query_plan.terms)
 
     def mark(text: str) -> str:
         if query_plan is None or not query_plan.terms:
