@@ -34,6 +34,7 @@ LORE_ENV = (
     "LORE_DEBUG",
     "LORE_TODAY",
     "LORE_HALF_LIFE_DAYS",
+    "LORE_GITIGNORE",
 )
 
 Files = Mapping[str, str | bytes]
@@ -57,19 +58,29 @@ def write_files(root: Path, files: Files) -> None:
         path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
 
 
-def build_vault(root: Path, files: Files) -> Path:
+def build_vault(root: Path, files: Files, *, index: bool = False) -> Path:
+    """Write the files; with `index`, make the vault's first index (as `lore index` does:
+    no other command makes one)."""
     root.mkdir(parents=True, exist_ok=True)
     write_files(root, files)
+    return first_index(root) if index else root
+
+
+def first_index(root: Path, **settings: Any) -> Path:
+    """Index the vault once, as `lore index` does (no other command makes a first index)."""
+    with lore.open(root, **settings) as vault:
+        vault.sync()
     return root
 
 
 @pytest.fixture
 def make_vault(tmp_path: Path) -> Callable[..., Path]:
-    """make_vault({"a.md": "text", "b.md": b"bytes"}, name="vault") -> the vault folder."""
+    """make_vault({"a.md": "text", "b.md": b"bytes"}, name="vault", index=False) -> the
+    vault folder (with `index`, already indexed once)."""
     counter = itertools.count()
 
-    def make(files: Files | None = None, name: str | None = None) -> Path:
-        return build_vault(tmp_path / (name or f"vault{next(counter)}"), files or {})
+    def make(files: Files | None = None, name: str | None = None, *, index: bool = False) -> Path:
+        return build_vault(tmp_path / (name or f"vault{next(counter)}"), files or {}, index=index)
 
     return make
 

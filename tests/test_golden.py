@@ -41,5 +41,6 @@ def test_golden_top_hit(sample_vault: lore.Vault, case: dict[str, str]) -> None:
     hits = sample_vault.search(case["query"], limit=5)
     assert hits, f"no hits: {hits.reason}"
     assert hits[0].path == case["expected"], [h.path for h in hits]
-    # The evidence is there: a snippet from the note and a date.
-    assert hits[0].snippet and hits[0].date
+    # The evidence is there: a snippet from the note and its date (None: undated).
+    assert hits[0].snippet
+    assert hits[0].date == sample_vault.note(hits[0].path)["date"]

@@ -331,6 +331,16 @@ def test_heading_and_line_of_the_evidence(make_vault: MakeVault, open_vault: Ope
         assert_cut_from(hit.snippet, EVIDENCE_NOTE)
 
 
+def test_a_hit_names_its_heading_as_it_reads(make_vault: MakeVault, open_vault: OpenVault) -> None:
+    root = make_vault(
+        {"n.md": "# Top\n\n## Using [[dataview|Dataview]] **queries**\n\nquokka here\n"}
+    )
+    vault = open_vault(root)
+    vault.sync()
+    [hit] = vault.search("quokka")
+    assert hit.heading == "Using Dataview queries"
+
+
 def test_note_without_a_match_in_its_body_gets_its_head_as_snippet(
     make_vault: MakeVault, open_vault: OpenVault
 ) -> None:
@@ -426,7 +436,7 @@ body_parts = st.lists(
 def test_snippet_is_a_substring_of_the_body(body: str, query: str, width: int) -> None:
     query_plan = plan(query)
     assume(not query_plan.empty)
-    parsed = parse_note(body, "x.md", None)
+    parsed = parse_note(body, "x.md")
     headings = [(h.level, h.text, h.offset, h.line) for h in parsed.headings]
     evidence = build_evidence(parsed.body, parsed.body_line, headings, query_plan, width=width)
     assert_cut_from(evidence.snippet, parsed.body)
@@ -442,7 +452,14 @@ def test_snippet_is_a_substring_of_the_body(body: str, query: str, width: int) -
 
 
 def test_path_filter_with_dot_folder(make_vault: MakeVault, open_vault: OpenVault) -> None:
-    root = make_vault({".archive/old.md": "walrus old", "archive/new.md": "walrus new"})
+    # Hidden folders are left out by default (as Obsidian does); .loreignore takes one back.
+    root = make_vault(
+        {
+            ".loreignore": "!.archive/\n",
+            ".archive/old.md": "walrus old",
+            "archive/new.md": "walrus new",
+        }
+    )
     vault = open_vault(root)
     vault.sync()
     assert paths(vault.search("walrus", path=".archive/")) == [".archive/old.md"]

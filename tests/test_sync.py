@@ -137,18 +137,18 @@ def test_touching_a_file_without_changing_it_is_not_a_change(
     assert version() == before
 
 
-def test_touch_refreshes_a_date_taken_from_the_mtime(
+def test_a_note_without_a_date_is_undated_whatever_its_mtime(
     make_vault: MakeVault, open_vault: OpenVault
 ) -> None:
-    root = make_vault({"undated.md": "no date in front matter or file name"})
+    """A clone or a copy sets every file's mtime: it is never a note's date."""
+    root = make_vault({"undated.md": "no date in front matter, file name or text"})
     vault = open_vault(root)
     vault.sync()
     old = dt.datetime(2020, 9, 13, 12, 0).timestamp()
     os.utime(root / "undated.md", (old, old))
     vault.sync()
     note = vault.note("undated.md")
-    assert note["date_source"] == "mtime"
-    assert note["date"] == "2020-09-13"
+    assert (note["date"], note["date_source"]) == (None, None)
 
 
 # -- rebuild == incremental -------------------------------------------------------------------

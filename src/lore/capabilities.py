@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import LoreError
+from .errors import LoreError, install_hint
 from .providers.none import Absent
 
 if TYPE_CHECKING:
@@ -46,6 +46,15 @@ class AfterSync:
     notices: list[str] = field(default_factory=list)
 
 
+def _attached(provider: Any, store: SqliteStore) -> Any:
+    """Give a provider that keeps derived data in the index (local-fast's word table) the
+    index to keep it in."""
+    attach = getattr(provider, "attach", None)
+    if attach is not None:
+        attach(store)
+    return provider
+
+
 class Capabilities:
     def __init__(self, settings: Settings, store: SqliteStore) -> None:
         self.settings = settings
@@ -54,6 +63,15 @@ class Capabilities:
         self._chat: ChatProvider | Absent | None = None
         self.failed: dict[str, str] = {}  # part -> why it was switched off
         self._told: set[str] = set()
+        self._owned: list[Any] = []  # providers made here, closed with the vault
+
+    def close(self) -> None:
+        """Stop what the providers made here hold (local worker processes)."""
+        for provider in self._owned:
+            closer = getattr(provider, "close", None)
+            if closer is not None:
+                closer()
+        self._owned.clear()
 
     # -- providers -------------------------------------------------------------------------
     def use(
@@ -65,7 +83,7 @@ class Capabilities:
         """Use these provider objects instead of the configured ones (Python API users
         with their own provider, and tests)."""
         if embedder is not None:
-            self._embedder = embedder
+            self._embedder = _attached(embedder, self.store)
         if chat is not None:
             self._chat = chat
         self.failed.clear()
@@ -75,7 +93,8 @@ class Capabilities:
         if self._embedder is None:
             from .providers.registry import embedding_provider
 
-            self._embedder = embedding_provider(self.settings)
+            self._embedder = _attached(embedding_provider(self.settings), self.store)
+            self._owned.append(self._embedder)
         return self._embedder
 
     def chat(self) -> ChatProvider | Absent:
@@ -195,7 +214,7 @@ class Capabilities:
         if isinstance(provider, Absent):
             raise ConfigError(
                 "no embedding provider configured",
-                hint="set LORE_EMBED_PROVIDER=local (pip install 'lore[local]') or openai",
+                hint=f"set LORE_EMBED_PROVIDER=local ({install_hint('local')}) or openai",
             )
         semantic.refresh(self.store, tags=self.heuristic_tags())
         if rebuild:

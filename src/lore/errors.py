@@ -13,7 +13,8 @@ where there is one, the remedy (`hint`).
     │   ├── IndexFullError   the disk is full: nothing was written
     │   ├── IndexReadOnlyError  the index can be read but not updated
     │   ├── VaultMismatchError  the index belongs to another vault
-    │   └── SchemaError      the index was written by a newer lore, or is damaged
+    │   ├── SchemaError      the index was written by a newer lore, or is damaged
+    │   └── NoIndexError     the vault has no index yet (`lore index PATH` makes one)
     ├── QueryError           a query argument cannot be used (a bad date, a bad limit)
     └── CaptureError         a page or file cannot be captured (names the URL or file)
 """
@@ -31,6 +32,12 @@ def shown(text: str) -> str:
     its repr() when it holds characters that could break the line, recolour a terminal or
     reorder what is displayed; as it is otherwise."""
     return repr(text) if _UNSAFE.search(text) else text
+
+
+def install_hint(extra: str) -> str:
+    """How to add an optional part: from the lore checkout (`lore` on PyPI is an unrelated
+    project, so `pip install lore[...]` would install someone else's package)."""
+    return f"in the lore checkout run: .venv/bin/pip install -e '.[{extra}]'"
 
 
 class LoreError(Exception):
@@ -90,6 +97,10 @@ class VaultMismatchError(IndexError_):
 
 
 class SchemaError(IndexError_):
+    pass
+
+
+class NoIndexError(IndexError_):
     pass
 
 

@@ -22,10 +22,12 @@ class Heading:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file the sync could not (fully) take in, and why, in one line."""
+    """A file the sync could not (fully) take in, and why, in one line. `kind` names the
+    problem, so the same one across many files can be counted instead of repeated."""
 
     path: str
     reason: str
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,13 +75,18 @@ class Explain:
     matched_terms: list[str]
     query_terms: list[str]
     fts_query: str
-    dropped_terms: list[str]  # too common to discriminate, or absent from the index
+    # Absent from the index (they match nothing), or single tokens in more than half of
+    # the notes, to which BM25 gives no weight.
+    dropped_terms: list[str]
     # The semantic layer (issue 8): the query plan and every channel's raw and weighted score.
     query_refine: str | None = None
     query_tags: list[str] = field(default_factory=list)
     planner: str = "heuristic"  # heuristic | llm
     channels: dict[str, dict[str, float]] = field(default_factory=dict)
     passage: str | None = None  # the passage whose vector matched best (long notes)
+    # Too common to bring candidates: they scored the candidates the rarer terms brought.
+    score_only_terms: list[str] = field(default_factory=list)
+    excluded_terms: list[str] = field(default_factory=list)  # -word: no hit holds them
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +113,10 @@ class Hit:
     tags: list[str]
     mode: str
     explain: Explain | None = None
+    # The query's words this note holds (title, tags or text), and how many there are: a
+    # hit that holds only some says so ("matched 2 of 3 words").
+    words_matched: list[str] = field(default_factory=list)
+    words_total: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,14 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from .capabilities import Capabilities
 from .config import Settings, load_settings
-from .errors import NotFoundError, PathError, VaultError, shown
-from .index.doctor import DoctorReport, run_doctor
-from .index.embed import EmbedReport
-from .index.sync import sync as run_sync
+from .errors import NoIndexError, NotFoundError, PathError, VaultError, shown
 from .model import SearchResult, SyncReport
 
 if TYPE_CHECKING:
     from .edit.notes import NoteChange, NoteWriter, TrashItem
+
+    # Indexing and checking are imported when called: a one-shot `lore search` process
+    # pays for what it runs (YAML, the ignore rules, the embedder are not on its path).
+    from .index.doctor import DoctorReport
+    from .index.embed import EmbedReport
     from .interest.model import InterestMap
     from .interest.report import Report
     from .memory.access import Access
@@ -45,7 +48,7 @@ if TYPE_CHECKING:
 from .retrieve.hybrid import hybrid_search
 from .retrieve.query import check_query
 from .retrieve.search import SearchOptions, make_filters
-from .store.sqlite import SqliteStore, default_db_path
+from .store.sqlite import TOKENIZER_VERSION, SqliteStore, default_db_path
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ class Status:
         return self.__dict__.copy()
 
 
-def _resolve_vault(path: str | os.PathLike[str]) -> Path:
+def resolve_vault(path: str | os.PathLike[str]) -> Path:
     if "\x00" in str(path):
         raise VaultError(f"vault {str(path)!r}: a path cannot contain NUL")
     raw = Path(path).expanduser()
@@ -92,8 +95,7 @@ class Vault:
         in_vault = settings.db is None
         if in_vault:
             _prepare_index_folder(root)
-        db_path = settings.db if settings.db is not None else default_db_path(root)
-        db_path = db_path if db_path.is_absolute() else Path.cwd() / db_path
+        db_path = index_path(root, settings)
         bound = db_path.resolve().parent == (root / ".lore").resolve()
         self.store = SqliteStore(db_path, root, bound_to_vault=bound, nofollow=in_vault)
         self.capabilities = Capabilities(settings, self.store)
@@ -119,6 +121,7 @@ class Vault:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
+        self.capabilities.close()
         self.store.close()
 
     def __enter__(self) -> Vault:
@@ -142,21 +145,25 @@ class Vault:
     def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
         """Bring the index up to date with the files (only what changed is written), then
         derive tags and, with a provider configured, embed what changed."""
-        report = run_sync(
-            self.store, self.root, max_file_bytes=self.settings.max_file_bytes, progress=progress
-        )
+        from .index.sync import sync as run_sync
+
+        report = run_sync(self.store, self.root, progress=progress, **self._scan_settings())
         return self._after_sync(report, force=False)
 
     def rebuild(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
         """Drop every derived row and derive it again from the files, in one transaction."""
+        from .index.sync import sync as run_sync
+
         report = run_sync(
-            self.store,
-            self.root,
-            rebuild=True,
-            max_file_bytes=self.settings.max_file_bytes,
-            progress=progress,
+            self.store, self.root, rebuild=True, progress=progress, **self._scan_settings()
         )
         return self._after_sync(report, force=True)
+
+    def _scan_settings(self) -> dict[str, Any]:
+        return {
+            "max_file_bytes": self.settings.max_file_bytes,
+            "gitignore": self.settings.gitignore,
+        }
 
     def _after_sync(self, report: SyncReport, *, force: bool) -> SyncReport:
         told = self.take_notices()
@@ -172,7 +179,9 @@ class Vault:
         """Embed every note text that has no vector yet (`rebuild`: drop all vectors first,
         e.g. after changing the model). Syncs the files first. Resumable; a second run
         embeds nothing and calls nothing."""
-        run_sync(self.store, self.root, max_file_bytes=self.settings.max_file_bytes)
+        from .index.sync import sync as run_sync
+
+        run_sync(self.store, self.root, **self._scan_settings())
         return self.capabilities.embed(rebuild=rebuild, progress=progress)
 
     # -- querying ----------------------------------------------------------------------------
@@ -191,18 +200,20 @@ class Vault:
         fusion: str | None = None,
         principal: str | None = None,
         expand_aliases: bool = True,
+        include_undated: bool = False,
     ) -> SearchResult:
         """Search. Returns a list of Hit (best first) with `.mode`, `.reason`, `.notices`.
 
         `mode` asks for a lower mode than the configured one (to compare); `fusion`
         overrides the fuser ("weighted" or "rrf"). `principal` limits everything to the
         paths its access rules allow; `expand_aliases` also searches the other spellings of
-        entities the query names (lore.memory)."""
+        entities the query names (lore.memory). `since`/`until` leave out undated notes
+        unless `include_undated`."""
         check_query(query)
         tag_list = [tags] if isinstance(tags, str) else list(tags or [])
         if tag:
             tag_list.append(tag)
-        filters = make_filters(tag_list, path, since, until)
+        filters = make_filters(tag_list, path, since, until, include_undated=include_undated)
         options = SearchOptions(
             limit=limit,
             explain=explain,
@@ -221,6 +232,12 @@ class Vault:
         result = hybrid_search(self.capabilities, text, filters, options, mode=mode, fusion=fusion)
         result.query = query
         result.notices[:0] = self.take_notices()
+        derived = self.store.get_meta("tokenizer_version")
+        if derived is not None and derived != TOKENIZER_VERSION:
+            result.notices.append(
+                f"this index was derived by an older lore (version {derived}): run `lore index`"
+                " to re-derive it, until then some words may not be found"
+            )
         return result
 
     # -- agent memory (lore.memory) ------------------------------------------------------------
@@ -414,6 +431,54 @@ class Vault:
             "truncated": bool(truncated),
         }
 
+    def find_note(self, ref: str) -> dict[str, Any]:
+        """The indexed note `ref` names: its path (with or without `.md`), its front-matter
+        id, or its title, an alias or its file name when one note has it (else the error
+        lists the notes that do)."""
+        text = ref.strip()
+        for candidate in dict.fromkeys([text, f"{text}.md", f"{text}.markdown"]):
+            rel = self.relative_path(candidate)  # refuses a path outside the vault
+            if self.store.query("SELECT 1 FROM notes WHERE path = ?", [rel]):
+                return self.note(rel)
+        by_id = self.note_path_for_id(text)
+        if by_id is not None:
+            return self.note(by_id)
+        named = self.notes_named(text)
+        if len(named) == 1:
+            return self.note(named[0])
+        if named:
+            shown_paths = ", ".join(named[:10]) + (", …" if len(named) > 10 else "")
+            raise PathError(
+                f"{shown(ref)}: {len(named)} notes have this name: {shown_paths}",
+                hint="give one of the paths",
+            )
+        words = shlex.quote(text) if shown(text) == text else "WORDS"
+        raise PathError(
+            f"{shown(ref)}: no indexed note has this path, id, title or alias",
+            hint=f"find it with `lore search {words}`",
+        )
+
+    def notes_named(self, name: str) -> list[str]:
+        """Paths of the notes whose title, an alias or file name is `name` (case and
+        spacing aside), by path."""
+        from .derive.fields import note_names
+
+        key = " ".join(name.casefold().split())
+        if not key:
+            return []
+        rows = self.store.query(
+            "SELECT path, title, frontmatter FROM notes WHERE lower(title) = lower(?)"
+            " OR path LIKE ? ESCAPE '\\' OR instr(lower(frontmatter), lower(?)) > 0"
+            " ORDER BY path",
+            [name.strip(), "%" + _like_escape(name.strip()) + ".m%", name.strip()],
+        )
+        return [
+            str(path)
+            for path, title, fm in rows
+            if key
+            in {" ".join(n.casefold().split()) for n in note_names(title, json.loads(fm), path)}
+        ]
+
     def note_path_for_id(self, note_id: str) -> str | None:
         """The path of the note whose front matter says `id: <note_id>` (first by path)."""
         rows = self.store.query(
@@ -473,12 +538,15 @@ class Vault:
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see
         lore.index.doctor for the checks and their repairs)."""
+        from .index.doctor import run_doctor
+
         return run_doctor(
             self.store,
             self.root,
             embedder=self.capabilities.embedder,
             heuristic_tags=self.capabilities.heuristic_tags(),
             semantic_needed=self.capabilities.semantic_needed(),
+            gitignore=self.settings.gitignore,
         )
 
     # -- who sees what, links, note writes, tokens (issue 16) -----------------------------------
@@ -639,13 +707,52 @@ def _prepare_index_folder(root: Path) -> None:
             folder.check_target(DEFAULT_DB_NAME + suffix)
 
 
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def open_vault(
     vault: str | os.PathLike[str] | None = None,
     db: str | os.PathLike[str] | None = None,
+    *,
+    create: bool = True,
     **settings: Any,
 ) -> Vault:
-    """Open a vault (default: $LORE_VAULT, then the current folder) and its index."""
+    """Open a vault (default: $LORE_VAULT, then the current folder) and its index.
+
+    With `create=False` a vault without an index is refused (NoIndexError, whose hint is
+    the command that makes one) instead of getting a new, empty index: the command line
+    makes a first index only when asked to (`lore index PATH`)."""
     if vault is None:
         vault = os.environ.get("LORE_VAULT") or "."
-    root = _resolve_vault(vault)
-    return Vault(root, load_settings(root, db=db, **settings))
+    root = resolve_vault(vault)
+    loaded = load_settings(root, db=db, **settings)
+    if not create:
+        db_path = index_path(root, loaded)
+        if not db_path.exists():
+            where = [shlex.quote(str(root))]
+            if db_path != default_db_path(root):
+                where += ["--db", shlex.quote(str(db_path))]
+            raise NoIndexError(
+                f"{shown(str(root))} has no lore index yet",
+                hint=f"create one with `lore index {' '.join(where)}`",
+            )
+    return Vault(root, loaded)
+
+
+def index_path(root: Path, settings: Settings) -> Path:
+    """Where the index of this vault is (--db / LORE_DB / config, else .lore/index.sqlite)."""
+    db_path = settings.db if settings.db is not None else default_db_path(root)
+    return db_path if db_path.is_absolute() else Path.cwd() / db_path
+
+
+def broad_folder(root: Path) -> str | None:
+    """What `root` is when it is too broad to index without asking twice: the home folder
+    or the root of a file system (every Markdown file of every project under it)."""
+    if root == Path(root.anchor):
+        return "the root of the file system"
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, KeyError):  # no home folder known
+        return None
+    return "your home folder" if root == home else None

@@ -125,12 +125,16 @@ class PollingSource:
 
     name = "polling"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, gitignore: bool = True) -> None:
         self.root = root
+        self.gitignore = gitignore
         self.last = self._snapshot()
 
     def _snapshot(self) -> tuple[frozenset[tuple[str, int, int]], tuple[int, int] | None]:
-        notes = frozenset((f.path, f.mtime_ns, f.size) for f in scan_vault(self.root, []))
+        notes = frozenset(
+            (f.path, f.mtime_ns, f.size)
+            for f in scan_vault(self.root, [], gitignore=self.gitignore)
+        )
         try:
             st = os.stat(self.root / IGNORE_FILE)
             ignore: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
@@ -238,7 +242,7 @@ class Watcher:
             except (ImportError, OSError):
                 if self.backend == "events":
                     raise
-        return PollingSource(self.vault.root)
+        return PollingSource(self.vault.root, gitignore=self.vault.settings.gitignore)
 
     def run(
         self,

@@ -120,7 +120,7 @@ def test_front_matter_round_trips(title: str, tags: list[str], summary: str, bod
         "tags": tags,
         "summary": summary,
     }
-    note = parse_note(render_note(front, body), "x.md", None)
+    note = parse_note(render_note(front, body), "x.md")
     assert note.problems == []
     assert note.frontmatter == {**front, "fetched": "2026-09-03"}
 

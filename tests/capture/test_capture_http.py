@@ -48,7 +48,9 @@ def only_note(vault: Path) -> tuple[Path, str]:
 
 @pytest.fixture
 def vault(make_vault: MakeVault) -> Path:
-    return make_vault({"hand/written.md": "# Hand\n\nA note written by hand.\n"}, name="v")
+    return make_vault(
+        {"hand/written.md": "# Hand\n\nA note written by hand.\n"}, name="v", index=True
+    )
 
 
 def test_article_keeps_the_text_and_drops_the_rest(vault: Path, pages: PageServer) -> None:
@@ -58,7 +60,7 @@ def test_article_keeps_the_text_and_drops_the_rest(vault: Path, pages: PageServe
     path, text = only_note(vault)
     assert path.name.endswith("-dedupe-rules-explained.md")
     assert f"added inbox/{path.name}" in result.stdout
-    note = parse_note(text, path.name, None)
+    note = parse_note(text, path.name)
     for paragraph in ARTICLE_TEXT:
         assert paragraph in note.body
     assert "## Why phone and email" in note.body
@@ -91,7 +93,7 @@ def test_chinese_gbk_page_with_meta_charset(vault: Path, pages: PageServer) -> N
     assert ZH_GBK_ONLY in text  # a GBK-only character: decoded as GBK, not GB2312
     for noise in ZH_NOISE:
         assert noise not in text.split("---", 2)[2], noise
-    assert parse_note(text, path.name, None).frontmatter["title"] == "客户去重规则 v2"
+    assert parse_note(text, path.name).frontmatter["title"] == "客户去重规则 v2"
     with lore.open(vault) as opened:
         assert [h.path for h in opened.search("去重")] == [f"inbox/{path.name}"]
 
@@ -109,7 +111,7 @@ def test_redirect_records_the_final_address_without_tracking(
     result = ingest(vault, pages.url("/old-article"))
     assert result.exit_code == 0, result.output
     _path, text = only_note(vault)
-    fm = parse_note(text, "x.md", None).frontmatter
+    fm = parse_note(text, "x.md").frontmatter
     assert fm["source"] == pages.url("/article")  # utm_source and fbclid dropped
     # The same page under its final address (with other tracking) is not captured again.
     again = ingest(vault, pages.url("/article?utm_campaign=x&spm=1.2#comments"))
@@ -175,7 +177,7 @@ def test_markdown_served_as_text_markdown(vault: Path, pages: PageServer) -> Non
     result = ingest(vault, pages.url("/notes.md"), "--platform", "blog")
     assert result.exit_code == 0, result.output
     _path, text = only_note(vault)
-    fm = parse_note(text, "x.md", None).frontmatter
+    fm = parse_note(text, "x.md").frontmatter
     assert fm["title"] == "Notes from the scraper"
     assert fm["author"] == "Scraper Bot"  # the document's own front matter is kept
     assert fm["platform"] == "blog"

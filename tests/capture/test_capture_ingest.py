@@ -37,7 +37,7 @@ def ingest(vault: Path, *args: str, input: bytes | str | None = None) -> Result:
 
 
 def frontmatter(path: Path) -> dict[str, Any]:
-    return parse_note(path.read_text(encoding="utf-8"), path.name, None).frontmatter
+    return parse_note(path.read_text(encoding="utf-8"), path.name).frontmatter
 
 
 def inbox(vault: Path, folder: str = "inbox") -> list[Path]:
@@ -47,7 +47,9 @@ def inbox(vault: Path, folder: str = "inbox") -> list[Path]:
 
 @pytest.fixture
 def vault(make_vault: MakeVault) -> Path:
-    return make_vault({"hand/written.md": "# Hand\n\nA note written by hand.\n"}, name="v")
+    return make_vault(
+        {"hand/written.md": "# Hand\n\nA note written by hand.\n"}, name="v", index=True
+    )
 
 
 @pytest.fixture
@@ -292,7 +294,7 @@ def test_captured_notes_are_ordinary_notes(vault: Path, clips: Path, make_vault:
     with lore.open(vault) as opened:
         report = capture(opened, str(clips), CaptureOptions(tags=("clip",)))
     assert len(report.added) == 4
-    copy = make_vault(name="copy")
+    copy = make_vault(name="copy", index=True)
     shutil.copytree(vault, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".lore"))
     for src in vault.rglob("*.md"):  # same bytes and mtime: the files are indistinguishable
         shutil.copystat(src, copy / src.relative_to(vault))
@@ -315,3 +317,17 @@ def test_real_subprocess_ingest_from_stdin(vault: Path) -> None:
     data = json.loads(proc.stdout)
     assert data["added"][0]["title"] == "会议纪要"
     assert data["sync"]["added"] == [data["added"][0]["path"]]
+
+
+def test_a_short_gbk_text_file_is_read_as_chinese_and_the_guess_is_said(
+    vault: Path, tmp_path: Path
+) -> None:
+    """A short GBK file has too few bytes for a statistical guess (it read as Korean or
+    Big5): it is read as GB18030, and the capture says the encoding was a guess."""
+    note = tmp_path / "短.txt"
+    note.write_bytes("客户去重规则：按手机号去重。".encode("gbk"))
+    result = ingest(vault, str(note))
+    assert result.exit_code == 0, result.output
+    (written,) = [p for p in inbox(vault) if "短" in p.name]
+    assert "客户去重规则：按手机号去重。" in written.read_text(encoding="utf-8")
+    assert "read as gb18030 (a guess" in result.stdout

@@ -166,7 +166,7 @@ def searcher() -> Iterator[Callable[[Path], list[str]]]:
 def test_watch_process_syncs_changes_while_another_process_searches(
     make_vault: MakeVault, searcher: Callable[[Path], list[str]], backend: str
 ) -> None:
-    vault = make_vault(_notes(200), name="live")
+    vault = make_vault(_notes(200), name="live", index=True)
     args = [str(vault), "--debounce", "0.2", "--interval", "0.1", "--timeout", "60"]
     watch = WatchProcess(args + (["--poll"] if backend == "poll" else []))
     try:
@@ -201,7 +201,8 @@ def test_watch_process_syncs_changes_while_another_process_searches(
 
 
 def test_watch_once_and_sigterm(make_vault: MakeVault) -> None:
-    vault = make_vault(_notes(3), name="once")
+    vault = make_vault({}, name="once", index=True)  # `lore index` made it; notes come after
+    write_files(vault, _notes(3))
     watch = WatchProcess([str(vault), "--once", "--json", "--debounce", "0.1", "--timeout", "60"])
     first = json.loads(watch.expect('"initial":true'))
     assert first["added"] == sorted(_notes(3))
@@ -222,7 +223,7 @@ def test_a_vanished_vault_is_not_synced_as_all_deleted(
 ) -> None:
     import shutil
 
-    vault_path = make_vault(_notes(3), name="gone")
+    vault_path = make_vault(_notes(3), name="gone", index=True)
     batches: list[WatchBatch] = []
     with lore.open(vault_path, db=tmp_path / "outside.sqlite") as vault:
         watcher = Watcher(vault, debounce=0.05, interval=0.05, backend="poll")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import json_strict, write_files
+from conftest import json_strict, one_line_naming, write_files
 
 from lore.cli import main
 
@@ -122,10 +122,43 @@ def test_search_json_shape(indexed: Path) -> None:
     assert set(hit["explain"]["fields"]) == {"title", "tags", "summary", "body"}
 
 
-def test_search_builds_a_missing_index(vault: Path) -> None:
-    result = run("search", "JIRA-1234", "--vault", vault, "--json")
-    assert result.exit_code == 0
-    assert [h["path"] for h in json.loads(result.stdout)["hits"]] == ["meetings/2026-10-10-sync.md"]
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["search", "JIRA-1234"],
+        ["lookup", "Zhang San"],
+        ["status"],
+        ["show", "rules/dedupe v2.md"],
+        ["report"],
+        ["remember", "a fact"],
+        ["mcp"],
+    ],
+)
+def test_no_command_but_index_makes_a_first_index(vault: Path, command: list[str]) -> None:
+    """A first index is an explicit act: every other command says, in one line, how to make
+    one, and leaves the folder as it was."""
+    result = run(*command, "--vault", vault)
+    assert result.exit_code == 1
+    one_line_naming(result.stderr.strip(), "has no lore index yet", f"lore index {vault}")
+    assert not (vault / ".lore").exists()
+    assert not (vault / "memory").exists()
+    assert run("index", vault).exit_code == 0
+    assert run("search", "JIRA-1234", "--vault", vault).exit_code == 0
+
+
+def test_index_of_a_home_folder_or_the_root_is_asked_twice(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(vault))
+    refused = run("index", vault)
+    assert refused.exit_code == 1
+    one_line_naming(refused.stderr.strip(), str(vault), "home folder", "--yes")
+    assert not (vault / ".lore").exists()
+    assert run("index", vault, "--yes").exit_code == 0
+    assert (vault / ".lore" / "index.sqlite").is_file()
+    root = run("index", "/", "--json")
+    assert root.exit_code == 1
+    one_line_naming(root.stderr.strip(), "root of the file system", "--yes")
 
 
 def test_search_human_output(indexed: Path) -> None:
@@ -153,6 +186,7 @@ def test_search_sync_flag_picks_up_new_notes(indexed: Path) -> None:
 
 def test_search_json_is_strict_json(vault: Path) -> None:
     write_files(vault, {"odd.md": "---\nweight: .nan\nratio: .inf\n---\nquasar\n"})
+    assert run("index", vault).exit_code == 0
     result = run("search", "quasar", "--vault", vault, "--json")
     assert result.exit_code == 0
     json_strict(result.stdout)
@@ -310,6 +344,7 @@ def test_console_script_index(vault: Path, tmp_path: Path) -> None:
 
 def test_console_script_search_json(vault: Path, tmp_path: Path) -> None:
     db = tmp_path / "idx.sqlite"
+    assert lore_process("index", vault, "--db", db, cwd=tmp_path).returncode == 0
     done = lore_process(
         "search", "same", "email", "--vault", vault, "--db", db, "--json", cwd=tmp_path
     )
@@ -324,3 +359,31 @@ def test_console_script_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.splitlines() == [f"lore: error: vault {tmp_path / 'missing'} does not exist"]
+
+
+def test_a_chinese_search_process_loads_no_keyword_extraction(tmp_path: Path) -> None:
+    """A one-shot `lore search` pays for every module it imports: a Chinese query needs a
+    segmenter, never jieba's keyword (analyse) or part-of-speech (posseg) modules."""
+    vault = tmp_path / "zh"
+    write_files(
+        vault, {"a.md": "# 编程\n\nAI 编程助手的使用笔记。\n", "b.md": "# 其他\n\n无关。\n"}
+    )
+    assert lore_process("index", vault, cwd=tmp_path).returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lore", "search", "AI 编程", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=vault,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [h["path"] for h in json.loads(done.stdout)["hits"]][:1] == ["a.md"]
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "lore.retrieve.query" in imported  # the measurement saw the search path
+    assert {"rjieba", "jieba"} & imported  # a segmenter, for the Chinese word
+    assert not {m for m in imported if m.startswith(("jieba.analyse", "jieba.posseg"))}

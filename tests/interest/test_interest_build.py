@@ -293,3 +293,35 @@ def test_the_embedder_is_never_called_to_build(topic_vault: Path) -> None:
         vault.capabilities.use(embedder=embedder)
         vault.build_clusters(today=TODAY)
     assert embedder.calls == 0
+
+
+def test_trends_of_an_old_vault_end_at_its_newest_note_not_today(tmp_path: Path) -> None:
+    """A vault written 2015-2016, built in 2026: the weekly series covers its own dates,
+    not ten years of empty weeks up to today."""
+    root = tmp_path / "old"
+    write_topic_vault(root, ["cooking"], 30, start=dt.date(2015, 3, 2))
+    write_topic_vault(root, ["astronomy"], 30, start=dt.date(2015, 9, 7), seed=1)
+    interest = build(root)
+    assert {c.weekly[-1][0] for c in interest.clusters} == {"2016-W13"}  # 2016-03-28
+    assert {c.weekly[0][0] for c in interest.clusters} == {"2015-W10"}
+    assert sum(n for c in interest.clusters for _w, n in c.weekly) == 60
+
+
+def test_a_tagless_vault_is_labelled_by_its_notes_keywords(tmp_path: Path) -> None:
+    """No tags, no keyword tags (mode 4): the labels still say what the notes are about,
+    from their distinctive words, not one member's title."""
+    root = tmp_path / "tagless"
+    write_topic_vault(root, EN, 12)
+    for note in root.rglob("*.md"):
+        text = note.read_text(encoding="utf-8")
+        note.write_text(
+            "\n".join(line for line in text.split("\n") if not line.startswith("tags:"))
+        )
+    interest = build(root)
+    assert interest.clusters
+    for cluster in interest.clusters:
+        topic = Counter(m.path.split("/")[0] for m in cluster.members).most_common(1)[0][0]
+        words = set(TOPICS[topic][1])
+        assert cluster.label_source == "tags", cluster.label
+        assert {w.strip() for w in cluster.label.split("·")} & words, (topic, cluster.label)
+        assert cluster.label not in {m.title for m in cluster.members}

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import one_line_naming
+from conftest import first_index, one_line_naming
 from interest_support import (
     TOPICS,
     embed_vault,
@@ -34,7 +34,7 @@ def lore(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Com
 def vault(tmp_path: Path) -> Path:
     root = tmp_path / "vault"
     write_topic_vault(root, list(TOPICS), 10)
-    return root
+    return first_index(root)
 
 
 def test_build_then_show(vault: Path) -> None:
@@ -114,6 +114,7 @@ def test_a_vector_map_from_the_command_line(vault: Path) -> None:
 def test_an_empty_vault_says_so(tmp_path: Path) -> None:
     root = tmp_path / "empty"
     root.mkdir()
+    first_index(root)
     out = lore("clusters", "build", root)
     assert out.returncode == 0
     assert "0 cluster(s)" in out.stdout and "no notes to cluster" in out.stderr

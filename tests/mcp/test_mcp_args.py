@@ -36,6 +36,7 @@ def test_defaults() -> None:
         "path": None,
         "since": None,
         "until": None,
+        "include_undated": False,
         "mode": None,
         "explain": False,
     }

@@ -143,7 +143,7 @@ def test_mcp_without_the_sdk_says_what_to_install(
     result = CliRunner().invoke(main, ["mcp", "--vault", str(tmp_path)])
     assert result.exit_code == 1
     assert "lore: error: lore mcp needs the MCP SDK" in result.stderr
-    assert "pip install 'lore[mcp]'" in result.stderr
+    assert ".venv/bin/pip install -e '.[mcp]'" in result.stderr  # never PyPI's unrelated lore
 
 
 def test_mcp_on_a_missing_vault_is_a_one_line_error(tmp_path: Path) -> None:
@@ -156,3 +156,18 @@ def test_http_options_need_http(tmp_path: Path) -> None:
     for extra in (["--port", "9000"], ["--allow-origin", "http://localhost:3000"]):
         result = CliRunner().invoke(main, ["mcp", "--vault", str(tmp_path), *extra])
         assert result.exit_code == 2 and "go with --http" in result.stderr
+
+
+def test_print_config_gives_absolute_paths_and_needs_no_sdk(tmp_path: Path) -> None:
+    """The JSON block an MCP client takes: this lore's executable and the vault, both
+    absolute (clients start servers from anywhere and do not expand ~)."""
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    result = CliRunner().invoke(main, ["mcp", "--print-config", "--vault", str(vault)])
+    assert result.exit_code == 0, result.output
+    config = json.loads(result.stdout)
+    server = config["mcpServers"]["lore"]
+    command = Path(server["command"])
+    assert command.is_absolute() and command.exists()
+    assert server["args"][-3:] == ["mcp", "--vault", str(vault.resolve())]
+    assert "lore index" in result.stderr  # no index yet: says how to make one

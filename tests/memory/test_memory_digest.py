@@ -71,6 +71,18 @@ def test_digest_twice_changes_nothing(vault: lore.Vault) -> None:
     assert not (vault.root / "memory/2026-11-19.md").exists()
 
 
+def test_a_deleted_daily_note_is_written_again_without_a_sync_between(
+    vault: lore.Vault,
+) -> None:
+    """The index still lists the digest of a daily note deleted since the last sync: the
+    note is not there, so the digest is written again (not "digested before")."""
+    first = vault.digest(SESSION, name="a.jsonl")
+    (vault.root / first.path).unlink()
+    again = vault.digest(SESSION, name="a.jsonl")
+    assert again.created and again.reason is None
+    assert f"{{#{first.anchor}}}" in (vault.root / again.path).read_text(encoding="utf-8")
+
+
 def test_plain_text_and_nothing_worth_keeping(vault: lore.Vault) -> None:
     plain = vault.digest(
         "张三: 结论是灰度没问题。\n李四: 好的\n", name="notes.txt", date="2026-11-17"

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import first_index
 from hypothesis import given
 from hypothesis import strategies as st
 from memory_support import ChatScript, chat_server, digest_answer, write
@@ -75,7 +76,7 @@ def server() -> Iterator[tuple[str, ChatScript]]:
 
 @pytest.fixture
 def root(make_vault: MakeVault) -> Path:
-    return write(make_vault())
+    return first_index(write(make_vault()))
 
 
 def llm_env(url: str) -> dict[str, str]:

@@ -6,11 +6,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lore.ingest.markdown import as_date, leading_date
+from lore.ingest.parse import parse_note
 from lore.memory.cards import parse_cards
 from lore.memory.digest import read_transcript
 from lore.memory.entries import parse_core, parse_daily, parse_meta, pointer
 from lore.memory.extract import extract
-from lore.memory.markdown import as_date, fold_key, leading_date, link_key, slug
+from lore.memory.markdown import fold_key, link_key, slug
 from lore.memory.mentions import Matcher
 from lore.memory.write import body_lines, entry_title
 
@@ -126,8 +128,14 @@ def test_section_cards_need_fields_and_read_them() -> None:
 
 
 def test_broken_front_matter_value_keeps_the_card() -> None:
-    body = "---\ntitle: 钱七\naliases: [Qian Qi]\nlast_activity: 2026-02-30\n---\n# 钱七\n"
-    parsed = parse_cards("entities/钱七.md", "entities/钱七", {}, body, 1, entities_dir="entities")
+    """The card reads the front matter the one note parser read: a value YAML cannot build
+    is kept as written, so the card keeps its aliases and says what is wrong."""
+    text = "---\ntitle: 钱七\naliases: [Qian Qi]\nlast_activity: 2026-02-30\n---\n# 钱七\n"
+    note = parse_note(text, "entities/钱七.md")
+    parsed = parse_cards(
+        "entities/钱七.md", note.title, note.frontmatter, note.body, note.body_line,
+        entities_dir="entities",
+    )  # fmt: skip
     (card,) = parsed.cards
     assert (card.name, card.aliases, card.last_activity) == ("钱七", ["Qian Qi"], None)
     assert card.problems == ["front matter last_activity '2026-02-30' is not a date"]

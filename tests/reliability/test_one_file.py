@@ -79,7 +79,7 @@ def test_a_fifo_named_like_a_note_is_skipped_with_a_reason(
 def test_ingest_of_a_folder_or_file_never_waits_on_a_fifo(
     make_vault: Callable[..., Path], tmp_path: Path
 ) -> None:
-    root = make_vault({})
+    root = make_vault({}, index=True)
     source = tmp_path / "source"
     source.mkdir()
     (source / "real.md").write_text("# Real\nreal words\n")

@@ -71,7 +71,7 @@ def test_a_report_of_titles_with_math_text_characters(make_vault: MakeVault) -> 
         f"n{i}.md": f"---\ntitle: {json.dumps(t)}\ndate: 2026-11-2{i % 9}\n---\nbody {i}\n"
         for i, t in enumerate(titles * 3)
     }
-    root = make_vault(files)
+    root = make_vault(files, index=True)
     assert (
         run(
             "clusters", "build", root, "--min-size", "1", env={"LORE_TODAY": "2026-11-30"}

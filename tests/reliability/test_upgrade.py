@@ -25,6 +25,7 @@ import lore
 import lore.store.sqlite as sqlite_mod
 from lore.cli import main
 from lore.store.schema import MIGRATIONS, SCHEMA_VERSION
+from lore.store.sqlite import TOKENIZER_VERSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 Dump = Callable[[Path], dict[str, Any]]
@@ -79,10 +80,17 @@ def test_an_older_index_is_migrated_on_open_with_its_rows_intact(
         new_tables = after.pop("memory", {})
         assert not before.pop("memory", {}) and all(rows == [] for rows in new_tables.values())
         assert after == before  # every row of the old index, as it was
-        # The old rows serve at once, and the files did not change: nothing to re-read.
-        assert [h.path for h in vault.search("去重")][:1] == ["rules/客户去重规则 v2.md"]
+        # The old rows serve at once; the next sync re-derives every note, because this
+        # lore derives notes differently (tokenizer_version), never mixing old and new rows.
+        old_rows = vault.search("去重")
+        assert [h.path for h in old_rows][:1] == ["rules/客户去重规则 v2.md"]
+        assert any("older lore" in n and "lore index" in n for n in old_rows.notices)
+        assert after["meta"]["tokenizer_version"] == "1"
         report = vault.sync()
-        assert report.wrote is False and report.unchanged == 6
+        assert len(report.added) == 6 and not report.changed and not report.deleted
+        assert _meta(db)["tokenizer_version"] == TOKENIZER_VERSION
+        assert vault.sync().wrote is False
+        assert vault.search("去重").notices == []
         assert "memory_stale" not in _meta(db)
         memory = index_dump(db)["memory"]
         assert memory["entity_defs"] and memory["entity_mentions"]

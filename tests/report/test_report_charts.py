@@ -125,7 +125,7 @@ def test_without_a_cjk_font_labels_lose_what_cannot_be_drawn(
     assert charts.drawable("缓存 · redis · 迁移", "cluster 3", fonts) == "redis"
     drawn, notices = charts.draw_charts(make_map(3))
     assert len(drawn) == 2 and all(c.png[:8] == PNG_MAGIC for c in drawn)
-    assert len(notices) == 1 and "lore[report]" in notices[0]
+    assert len(notices) == 1 and "pip install -e '.[report]'" in notices[0]
 
 
 def test_without_matplotlib_the_report_is_written_without_charts(
@@ -136,7 +136,9 @@ def test_without_matplotlib_the_report_is_written_without_charts(
     (tmp_path / "out" / "clusters-map.png").write_bytes(b"stale")
     rendered = write_report(make_report(make_map(3)), "md", tmp_path / "out")
     assert rendered.charts == () and rendered.files == (tmp_path / "out" / "report.md",)
-    assert rendered.notices == ("charts need matplotlib: pip install 'lore[report]'",)
+    assert rendered.notices == (
+        "charts need matplotlib: in the lore checkout run: .venv/bin/pip install -e '.[report]'",
+    )
     assert not (tmp_path / "out" / "clusters-map.png").exists()  # no stale chart left linked
     assert "Charts: run" in rendered.text
 
@@ -181,3 +183,18 @@ def test_cluster_numbers_never_sit_on_each_other() -> None:
     for i, (ax, ay) in enumerate(spots):
         for bx, by in spots[:i]:
             assert abs(ax - bx) >= 0.045 - 1e-9 or abs(ay - by) >= 0.055 - 1e-9
+
+
+def test_an_undated_vault_gets_no_empty_trend_chart() -> None:
+    """No note has a date of its own: the map is drawn, the trend chart would be empty
+    axes, so it is left out and the report says why."""
+    import dataclasses
+
+    dated = make_map(3)
+    undated = dataclasses.replace(
+        dated, clusters=tuple(dataclasses.replace(c, weekly=()) for c in dated.clusters)
+    )
+    drawn, notices = charts.draw_charts(undated)
+    assert [c.key for c in drawn] == ["map"]
+    assert any("no dated notes" in n and "no trend chart" in n for n in notices)
+    assert [c.key for c in charts.draw_charts(dated)[0]] == ["map", "trends"]

@@ -52,7 +52,7 @@ class Text(HTMLParser):
 
 
 def test_end_to_end_index_clusters_report(make_vault: Callable[..., Path], tmp_path: Path) -> None:
-    vault = make_vault(vault_files())
+    vault = make_vault(vault_files(), index=True)
     assert lore("index", str(vault), cwd=vault).returncode == 0
     built = lore("clusters", "build", "--min-size", "3", cwd=vault)
     assert built.returncode == 0, built.stderr
@@ -85,7 +85,7 @@ def test_end_to_end_index_clusters_report(make_vault: Callable[..., Path], tmp_p
 
 
 def test_report_without_clusters_in_a_fresh_vault(make_vault: Callable[..., Path]) -> None:
-    vault = make_vault(vault_files())
+    vault = make_vault(vault_files(), index=True)
     result = lore("report", "--vault", str(vault), cwd=vault)  # builds the index first
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"# lore report — {vault.name}\n")
@@ -94,7 +94,7 @@ def test_report_without_clusters_in_a_fresh_vault(make_vault: Callable[..., Path
 
 
 def test_report_of_an_empty_vault_as_html(make_vault: Callable[..., Path], tmp_path: Path) -> None:
-    vault = make_vault({})
+    vault = make_vault({}, index=True)
     result = CliRunner().invoke(
         main, ["report", "--vault", str(vault), "--format", "html", "--out", str(tmp_path / "o")]
     )
@@ -105,7 +105,7 @@ def test_report_of_an_empty_vault_as_html(make_vault: Callable[..., Path], tmp_p
 
 
 def test_report_json(make_vault: Callable[..., Path]) -> None:
-    vault = make_vault(vault_files())
+    vault = make_vault(vault_files(), index=True)
     result = CliRunner().invoke(
         main, ["report", "--vault", str(vault), "--json", "--since", "2026-11-28"]
     )
@@ -127,7 +127,7 @@ def test_report_json(make_vault: Callable[..., Path]) -> None:
 
 
 def test_report_today_option_moves_the_window(make_vault: Callable[..., Path]) -> None:
-    vault = make_vault(vault_files())
+    vault = make_vault(vault_files(), index=True)
     result = CliRunner().invoke(main, ["report", "--vault", str(vault), "--today", "2026-10-05"])
     assert result.exit_code == 0, result.output
     assert "2026-09-29 … 2026-10-05 (the last 7 days)" in result.output
@@ -135,7 +135,7 @@ def test_report_today_option_moves_the_window(make_vault: Callable[..., Path]) -
 
 
 def test_report_errors_are_one_line(make_vault: Callable[..., Path], tmp_path: Path) -> None:
-    vault = make_vault({"a.md": "# a\n"})
+    vault = make_vault({"a.md": "# a\n"}, index=True)
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")
     for args, expected in (

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import first_index
 from semantic_support import (  # noqa: F401 - fixtures
     Script,
     closed_port_url,
@@ -31,7 +32,7 @@ def run(*args: str | Path) -> Result:
 
 @pytest.fixture
 def vault_dir(tmp_path: Path) -> Path:
-    return write_notes(tmp_path / "vault")
+    return first_index(write_notes(tmp_path / "vault"))
 
 
 def test_embed_needs_a_provider(vault_dir: Path) -> None:
@@ -96,7 +97,11 @@ def test_real_subprocess_with_the_local_model(tmp_path: Path) -> None:
         },
     )
     env = {**os.environ, "LORE_EMBED_PROVIDER": "local"}
-    # One process: the first search builds the index, which embeds with the local model.
+    # `lore index` makes the index and embeds with the local model; search reads it.
+    indexed = subprocess.run(
+        [str(LORE), "index", str(vault)], capture_output=True, text=True, env=env
+    )
+    assert indexed.returncode == 0, indexed.stderr
     found = subprocess.run(
         [str(LORE), "search", "我家的猫咪", "--vault", str(vault), "--json"],
         capture_output=True,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import indexed_paths, one_line_naming, write_files
+from conftest import first_index, indexed_paths, one_line_naming, write_files
 from stranger import NOTES, lore_env, run_lore, tree_state
 
 import lore
@@ -226,6 +226,7 @@ def test_paths_that_leave_the_folder_are_refused(tmp_path: Path) -> None:
 
 
 def test_the_cli_refuses_in_one_line(root: Path, outside: Path, tmp_path: Path) -> None:
+    first_index(root)
     (root / "memory/.2026-11-22.md.lock").symlink_to(outside / "secret.txt")
     (root / "memory" / f"{dt.date.today().isoformat()}.md").symlink_to(outside / "secret.txt")
     before = tree_state(outside)

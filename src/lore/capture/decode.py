@@ -86,13 +86,49 @@ def _bom(data: bytes) -> tuple[str, int] | None:
     return None
 
 
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def _reads_as_chinese(data: bytes) -> bool:
+    """Bytes that are GB18030 (GBK) Chinese: they decode strictly, and their Han characters
+    are the common ones (GB2312). Statistical guessers misread short GBK texts as Korean
+    (cp949) or Big5, which decode too but into rare characters."""
+    try:
+        text = data.decode("gb18030")
+    except UnicodeDecodeError:
+        return False
+    han = _HAN.findall(text)
+    if not han:
+        return False
+    common = 0
+    for char in han:
+        try:
+            char.encode("gb2312")
+            common += 1
+        except UnicodeEncodeError:
+            pass
+    return common >= 0.9 * len(han)
+
+
 def _guess(data: bytes) -> str | None:
+    if _reads_as_chinese(data[: 256 * 1024]):
+        return "gb18030"
     try:
         from charset_normalizer import from_bytes
     except ImportError:  # the capture extra is not installed: no guess
         return None
     best = from_bytes(data[: 256 * 1024]).best()
     return None if best is None else str(best.encoding)
+
+
+def guessed_encoding(data: bytes, declared: str | None = None, *, html: bool = False) -> str | None:
+    """The encoding decode_bytes would guess for these bytes (None when it needs no guess:
+    a byte-order mark, a declared charset, valid UTF-8): so a caller can say it guessed."""
+    if _bom(data) is not None or codec_for(declared) or _valid_utf8(data):
+        return None
+    if html and codec_for(meta_charset(data)):
+        return None
+    return codec_for(_guess(data))
 
 
 def decode_bytes(data: bytes, declared: str | None = None, *, html: bool = False) -> str:

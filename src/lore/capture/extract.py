@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CaptureError
+from ..errors import CaptureError, install_hint
 from ..ingest.parse import FrontMatterError, load_frontmatter, split_frontmatter
 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
@@ -59,7 +59,7 @@ def extract_html(html: str, url: str | None, name: str) -> Extracted:
     except ImportError:
         raise CaptureError(
             f"{name}: extracting text from HTML needs the capture extra",
-            hint="pip install 'lore[capture]'",
+            hint=install_hint("capture"),
         ) from None
     try:
         doc = trafilatura.extract_with_metadata(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from ..errors import CaptureError
+from ..errors import CaptureError, install_hint
 from .decode import UndecodableText, decode_bytes, header_charset, looks_like_html
 
 DEFAULT_TIMEOUT = 15.0
@@ -92,7 +92,7 @@ def fetch_url(
     except ImportError:
         raise CaptureError(
             f"{url}: fetching web pages needs the capture extra",
-            hint="pip install 'lore[capture]', or set LORE_SCRAPE_CMD",
+            hint=f"{install_hint('capture')}, or set LORE_SCRAPE_CMD",
         ) from None
     from .guard import Deadline, RefusedAddress, guarded_transport
 

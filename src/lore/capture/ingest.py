@@ -19,7 +19,7 @@ from ..derive.summary import long_summary
 from ..errors import CaptureError, ConfigError
 from ..ingest.safe_read import FileRefused, open_regular, read_at_most
 from ..model import Skipped, SyncReport
-from .decode import UndecodableText, decode_bytes, looks_like_html
+from .decode import UndecodableText, decode_bytes, guessed_encoding, looks_like_html
 from .dedupe import DedupeIndex
 from .extract import Extracted, extract_html, extract_markdown, extract_text
 from .fetch import (
@@ -293,6 +293,13 @@ class _Run:
             text = decode_bytes(data, html=kind == "html")
         except UndecodableText as exc:
             raise CaptureError(f"{label}: {exc}") from None
+        guessed = guessed_encoding(data, html=kind == "html")
+        if guessed is not None:  # say so: a wrong guess writes garbage
+            self.report.warnings.append(
+                Skipped(
+                    label, f"not UTF-8; read as {guessed} (a guess: check the note)", "encoding"
+                )
+            )
         extracted = self._extract(text, kind, None, label)
         source = clean_url(extracted.url) if extracted.url else None
         if source and self._known(label, source):

@@ -39,13 +39,16 @@ def vault_options(func: F) -> F:
     return func
 
 
-def open_from_options(vault: str | None, db: str | None, *, say_notices: bool = True) -> Any:
-    """Open the vault; what it has to say once (a vault setting ignored, a read-only
-    index) is printed on stderr unless `say_notices` is False (the MCP server says it
-    to its client instead)."""
+def open_from_options(
+    vault: str | None, db: str | None, *, create: bool = False, say_notices: bool = True
+) -> Any:
+    """Open the vault. Only `lore index` and `lore rebuild` make a first index (`create`);
+    every other command in a folder without one says how to make it. What the vault has to
+    say once (a vault setting ignored, a read-only index) is printed on stderr unless
+    `say_notices` is False (the MCP server says it to its client instead)."""
     from ..vault import open_vault
 
-    opened = open_vault(vault, db=db)
+    opened = open_vault(vault, db=db, create=create)
     ctx = click.get_current_context(silent=True)
     if ctx is not None:  # named if the index turns out damaged (LoreGroup.invoke)
         ctx.find_root().meta["lore.db"] = str(opened.db_path)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,42 +14,77 @@ if TYPE_CHECKING:
 from . import open_from_options, vault_options
 
 
-def _emit_sync(report: SyncReport, as_json: bool) -> None:
+def _emit_sync(report: SyncReport, as_json: bool, quiet: bool = False) -> None:
     from ..present.human import format_sync
     from ..present.jsonout import dumps
 
     for notice in report.notices:
         click.echo(f"lore: notice: {notice}", err=True)
-    click.echo(dumps(report.to_dict()) if as_json else format_sync(report))
+    click.echo(dumps(report.to_dict()) if as_json else format_sync(report, quiet=quiet))
+
+
+def _index_options(func: Any) -> Any:
+    func = click.option(
+        "--quiet", "-q", is_flag=True, help="Print the counts only, no warnings (--json has all)."
+    )(func)
+    return click.option(
+        "--yes",
+        is_flag=True,
+        help="Index even a home folder or the root of the file system (asked twice).",
+    )(func)
+
+
+def _open_to_index(vault: str | None, db: str | None, yes: bool) -> Any:
+    """The vault to index, refusing a folder too broad to mean (home, /) unless --yes."""
+    from ..errors import VaultError
+    from ..vault import broad_folder, resolve_vault
+
+    root = resolve_vault(vault or os.environ.get("LORE_VAULT") or ".")
+    what = broad_folder(root)
+    if what is not None and not yes:
+        raise VaultError(
+            f"{root} is {what}: indexing it reads every Markdown file of every project under it",
+            hint=f"give the notes folder (`lore index {root / 'notes'}`), or add --yes",
+        )
+    return open_from_options(str(root), db, create=True)
 
 
 @click.command("index")
 @click.argument("vault", required=False, type=click.Path())
+@_index_options
 @vault_options
-def index_cmd(vault: str | None, vault_opt: str | None, db: str | None, as_json: bool) -> None:
-    """Index the vault: read new and changed notes, drop deleted ones.
+def index_cmd(
+    vault: str | None, vault_opt: str | None, db: str | None, as_json: bool, quiet: bool, yes: bool
+) -> None:
+    """Index the vault (default: the current folder): read new and changed notes, drop
+    deleted ones. The first `lore index` of a folder creates its index; no other
+    command does.
 
     Only files whose size or modification time changed are read, and only notes whose
-    content changed are written, all in one transaction.
+    content changed are written, all in one transaction. Tool folders (.venv,
+    node_modules, build, ...) and what the vault's .gitignore ignores are left out.
     """
     from ..present.human import ProgressBar
 
-    with open_from_options(vault or vault_opt, db) as opened:
-        _emit_sync(opened.sync(progress=ProgressBar("indexing")), as_json)
+    with _open_to_index(vault or vault_opt, db, yes) as opened:
+        _emit_sync(opened.sync(progress=ProgressBar("indexing")), as_json, quiet)
 
 
 @click.command("rebuild")
 @click.argument("vault", required=False, type=click.Path())
+@_index_options
 @vault_options
-def rebuild_cmd(vault: str | None, vault_opt: str | None, db: str | None, as_json: bool) -> None:
+def rebuild_cmd(
+    vault: str | None, vault_opt: str | None, db: str | None, as_json: bool, quiet: bool, yes: bool
+) -> None:
     """Drop every derived row and re-derive the index from the files.
 
     Ends in exactly the same index content as incremental `lore index` runs.
     """
     from ..present.human import ProgressBar
 
-    with open_from_options(vault or vault_opt, db) as opened:
-        _emit_sync(opened.rebuild(progress=ProgressBar("rebuilding")), as_json)
+    with _open_to_index(vault or vault_opt, db, yes) as opened:
+        _emit_sync(opened.rebuild(progress=ProgressBar("rebuilding")), as_json, quiet)
 
 
 @click.command("status")
@@ -72,7 +108,8 @@ def doctor_cmd(vault_opt: str | None, db: str | None, as_json: bool) -> None:
 
     Changes nothing; exits 1 when something needs repair and prints the exact commands.
     """
-    from ..present.human import format_mapping
+    from ..index.doctor_checks import FIX_FILE
+    from ..present.human import clean, format_mapping
     from ..present.jsonout import dumps
 
     with open_from_options(vault_opt, db) as opened:
@@ -82,11 +119,13 @@ def doctor_cmd(vault_opt: str | None, db: str | None, as_json: bool) -> None:
         click.echo(dumps(data))
     else:
         click.echo(format_mapping(data))
-        click.echo(
-            "index is consistent with the files"
-            if report.ok
-            else f"run: {' && '.join(report.commands) or report.repair}"
-        )
+        if report.ok:
+            click.echo("index is consistent with the files")
+        for problem in report.problems:
+            if problem.repair == FIX_FILE:
+                click.echo(f"fix: {clean(problem.message)}")
+        if report.commands:
+            click.echo(f"run: {' && '.join(report.commands)}")
     if not report.ok:
         sys.exit(1)
 

@@ -11,6 +11,11 @@ from . import open_from_options
 
 @click.command("mcp")
 @click.option(
+    "--print-config",
+    is_flag=True,
+    help="Print the JSON an MCP client needs to start this server (absolute paths) and exit.",
+)
+@click.option(
     "--allow-write",
     is_flag=True,
     help="Offer the write tools remember, write_note, edit_note, move_note (off by default).",
@@ -48,6 +53,7 @@ from . import open_from_options
     help="Index file (default: $LORE_DB, then <vault>/.lore/index.sqlite).",
 )
 def mcp_cmd(
+    print_config: bool,
     allow_write: bool,
     http: bool,
     port: int | None,
@@ -61,8 +67,11 @@ def mcp_cmd(
     and remember, write_note, edit_note, move_note with --allow-write. Every query
     tool syncs the index first, so what was just written is found.
     """
-    from ..errors import ConfigError
+    from ..errors import ConfigError, install_hint
 
+    if print_config:
+        _print_config(vault_opt, db, allow_write)
+        return
     if not http and (port is not None or origins):
         raise click.UsageError("--port and --allow-origin go with --http")
 
@@ -71,7 +80,7 @@ def mcp_cmd(
     except ImportError as exc:
         raise ConfigError(
             f"lore mcp needs the MCP SDK ({exc.name or exc} is not installed)",
-            hint="pip install 'lore[mcp]'",
+            hint=install_hint("mcp"),
         ) from None
     import anyio
 
@@ -88,6 +97,32 @@ def mcp_cmd(
             allowed_origins=origins,
             ready=lambda url: click.echo(f"lore mcp: serving {vault.root} at {url}", err=True),
         )
+
+
+def _print_config(vault_opt: str | None, db: str | None, allow_write: bool) -> None:
+    """The `mcpServers` block of Claude Desktop, Cursor and most MCP clients, with the
+    absolute path of this lore and of the vault (a client starts it from anywhere)."""
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    from ..vault import index_path, resolve_vault
+
+    root = resolve_vault(vault_opt or os.environ.get("LORE_VAULT") or ".")
+    script = Path(sys.executable).parent / "lore"
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "lore"]
+    args = [*command[1:], "mcp", "--vault", str(root)]
+    if db is not None:
+        args += ["--db", str(Path(db).resolve())]
+    if allow_write:
+        args.append("--allow-write")
+    config = {"mcpServers": {"lore": {"command": command[0], "args": args}}}
+    click.echo(json.dumps(config, ensure_ascii=False, indent=2))
+    from ..config import load_settings
+
+    if not index_path(root, load_settings(root, db=db)).exists():
+        click.echo(f"lore: notice: no index yet: create it with `lore index {root}`", err=True)
 
 
 COMMANDS = [mcp_cmd]

@@ -23,11 +23,6 @@ def principal_option(func: F) -> F:
     )(func)
 
 
-def _ensure_index(opened: Any, do_sync: bool) -> None:
-    if do_sync or opened.status().last_sync is None:
-        sync_before_reading(opened)
-
-
 def _emit(data: dict[str, Any], text: str, as_json: bool) -> None:
     from ..present.jsonout import dumps
 
@@ -148,7 +143,8 @@ def lookup_cmd(
     from ..present.memory import format_lookup
 
     with open_from_options(vault_opt, db) as opened:
-        _ensure_index(opened, do_sync)
+        if do_sync:
+            opened.sync()
         result = opened.lookup(" ".join(query), limit=limit, principal=principal)
     _emit(result.to_dict(), format_lookup(result), as_json)
 
@@ -170,7 +166,6 @@ def recent_cmd(
     from ..present.memory import format_recent
 
     with open_from_options(vault_opt, db) as opened:
-        _ensure_index(opened, False)
         result = opened.recent(days=days, limit=limit, principal=principal)
     _emit(result.to_dict(), format_recent(result), as_json)
 
@@ -193,7 +188,6 @@ def context_cmd(
     """The context for a task within a byte budget: core conclusions with anchors, the
     cards of entities it names, and the best evidence (path, date, anchor, status)."""
     with open_from_options(vault_opt, db) as opened:
-        _ensure_index(opened, False)
         view = opened.context(" ".join(task), budget=budget, principal=principal)
     _emit(view.to_dict(), view.text.rstrip("\n"), as_json)
 
@@ -209,7 +203,6 @@ def snapshot_cmd(
 ) -> None:
     """A 1–2 KB cold-start summary: open items, recent discussion, next steps."""
     with open_from_options(vault_opt, db) as opened:
-        _ensure_index(opened, False)
         snap = opened.snapshot(principal=principal, budget=budget)
     _emit(snap.to_dict(), snap.text.rstrip("\n"), as_json)
 

@@ -56,7 +56,7 @@ from . import open_from_options, sync_before_reading, vault_options
     "--sync/--no-sync",
     "do_sync",
     default=False,
-    help="Sync the index first (it is always built when missing).",
+    help="Sync the index first.",
 )
 @vault_options
 def report_cmd(
@@ -82,7 +82,7 @@ def report_cmd(
     from ..present.report_files import render_report, write_report
 
     with open_from_options(vault_opt, db) as opened:
-        if do_sync or opened.status().last_sync is None:
+        if do_sync:
             sync_before_reading(opened)
         report = opened.report(since=since, today=today, limit=limit)
         root = opened.root

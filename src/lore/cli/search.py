@@ -29,6 +29,11 @@ from . import open_from_options, sync_before_reading, vault_options
 @click.option("--since", default=None, help="Only notes dated on or after (YYYY[-MM[-DD]]).")
 @click.option("--until", default=None, help="Only notes dated on or before (YYYY[-MM[-DD]]).")
 @click.option(
+    "--include-undated",
+    is_flag=True,
+    help="With --since/--until, keep notes that have no date (front matter, file name, text).",
+)
+@click.option(
     "--explain",
     is_flag=True,
     help="Show the query plan, each channel's raw and weighted score, and the matched terms.",
@@ -49,7 +54,7 @@ from . import open_from_options, sync_before_reading, vault_options
     "--sync/--no-sync",
     "do_sync",
     default=False,
-    help="Sync the index before searching (it is always built when missing).",
+    help="Sync the index before searching (`lore index PATH` makes the first one).",
 )
 @click.option(
     "--as",
@@ -66,6 +71,7 @@ def search_cmd(
     path_glob: str | None,
     since: str | None,
     until: str | None,
+    include_undated: bool,
     explain: bool,
     mode: str | None,
     fusion: str | None,
@@ -80,7 +86,7 @@ def search_cmd(
     from ..present.jsonout import dumps
 
     with open_from_options(vault_opt, db) as opened:
-        if do_sync or opened.status().last_sync is None:
+        if do_sync:
             sync_before_reading(opened, ProgressBar("indexing"))
         result = opened.search(
             " ".join(query),
@@ -89,6 +95,7 @@ def search_cmd(
             path=path_glob,
             since=since,
             until=until,
+            include_undated=include_undated,
             explain=explain,
             mode=mode,
             fusion=fusion,
@@ -104,18 +111,23 @@ def search_cmd(
 
 
 @click.command("show")
-@click.argument("path")
+@click.argument("note_ref", metavar="NOTE")
 @vault_options
-def show_cmd(path: str, vault_opt: str | None, db: str | None, as_json: bool) -> None:
-    """Show one indexed note: title, date, tags, headings, links and its text."""
+def show_cmd(note_ref: str, vault_opt: str | None, db: str | None, as_json: bool) -> None:
+    """Show one indexed note: title, date, tags, headings, links and its text.
+
+    NOTE is its path (with or without .md), its front-matter id, or its title, an alias
+    or its file name."""
     from ..present.human import clean, format_mapping
     from ..present.jsonout import dumps
 
     with open_from_options(vault_opt, db) as opened:
-        note = opened.note(path)
+        note = opened.find_note(note_ref)
     if as_json:
         click.echo(dumps(note))
         return
+    if note["date"] is None:
+        note["date"] = "undated (no date in its front matter, file name or text)"
     body = note.pop("body")
     note.pop("summary")
     note["tags"] = [f"{t['tag']} ({t['origin']})" for t in note["tags"]]

@@ -2,34 +2,76 @@
 
 One function builds them for the index and for the document-frequency bookkeeping, so the
 two can never disagree about what a note contains.
+
+The title field holds every name of the note: its title, its front matter aliases and its
+file name when that differs from the title (in Obsidian the file name is the note's name).
+Titles and aliases are the strongest evidence of what a note is, so search weighs this
+field most and matches the query against these names as a whole (lore.retrieve.titles).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .tokenize import index_text
 
 
-def alias_text(frontmatter: dict[str, Any]) -> str:
-    aliases = frontmatter.get("aliases")
-    if isinstance(aliases, list):
-        return " ".join(str(a) for a in aliases if not isinstance(a, dict | list))
-    if isinstance(aliases, str | int | float):
-        return str(aliases)
-    return ""
+def aliases(frontmatter: dict[str, Any]) -> list[str]:
+    """Front matter aliases (`aliases` or `alias`): a list, or text with commas between
+    names (a space does not separate aliases: "Import notes" is one)."""
+    value = frontmatter.get("aliases", frontmatter.get("alias"))
+    if isinstance(value, list):
+        items = [str(a) for a in value if a is not None and not isinstance(a, dict | list)]
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        items = re.split(r"[,，;；]", str(value))
+    else:
+        items = []
+    return [a.strip() for a in items if a.strip()]
+
+
+def file_stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[: -len(".markdown")] if name.endswith(".markdown") else name.removesuffix(".md")
+
+
+def note_names(title: str, frontmatter: dict[str, Any], path: str) -> list[str]:
+    """Every name of a note, the title first, each once (case-insensitively)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for name in [title, *aliases(frontmatter), file_stem(path)]:
+        key = " ".join(name.casefold().split())
+        if key and key not in seen:
+            seen.add(key)
+            out.append(name.strip())
+    return out
+
+
+# A token every note's body ends with and no text can produce (a private-use character
+# is not a word character to the tokenizer; FTS5's ascii tokenizer keeps it as a token).
+# A query's common terms are ANDed with "(common OR EVERY_NOTE)": they score every
+# candidate the rare terms bring without bringing candidates themselves
+# (lore.retrieve.query). Its IDF is ~0, so it adds nothing to any score.
+EVERY_NOTE = "\ue000"
 
 
 def fts_fields(
-    title: str, frontmatter: dict[str, Any], tags: list[str], summary: str, body: str
+    names: list[str], tags: list[str], summary: str, body: str
 ) -> tuple[str, str, str, str]:
-    """Token streams in FTS column order; aliases count as part of the title."""
+    """Token streams in FTS column order; every name of the note is title text."""
     return (
-        index_text(f"{title} {alias_text(frontmatter)}"),
+        index_text("\n".join(names)),
         index_text(" ".join(tags)),
         index_text(summary),
-        index_text(body),
+        f"{index_text(body)} {EVERY_NOTE}".lstrip(),
     )
+
+
+def note_fts_fields(
+    title: str, frontmatter: dict[str, Any], path: str, tags: list[str], summary: str, body: str
+) -> tuple[str, str, str, str]:
+    """fts_fields of a note from what the index stores of it (see SqliteStore.note_fields)."""
+    return fts_fields(note_names(title, frontmatter, path), tags, summary, body)
 
 
 def distinct_terms(fields: tuple[str, ...]) -> set[str]:

@@ -20,7 +20,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from .tokenize import _CJK_CLASS, has_cjk, terms
+from ..ingest.markdown import without_code
+from .tokenize import _CJK_CLASS, has_cjk, segmenter, terms
 
 TAGS_VERSION = "1"
 MAX_NOTE_TAGS = 10
@@ -74,12 +75,12 @@ def _cjk_share(text: str) -> float:
     return len(_CJK.findall(sample)) / letters if letters else 0.0
 
 
-def _zh_keywords(text: str, k: int, *, search_mode: bool = False) -> list[str]:
+def _zh_keywords(text: str, k: int) -> list[str]:
     import jieba
 
     tfidf = _tfidf()
     idf, median = tfidf.idf_freq, tfidf.median_idf
-    cut = jieba.cut_for_search(text, HMM=False) if search_mode else jieba.cut(text, HMM=False)
+    cut = jieba.cut(text, HMM=False)
     counts: Counter[str] = Counter()
     for word in cut:
         word = word.strip()
@@ -143,8 +144,9 @@ def _en_keywords(text: str, k: int) -> list[str]:
 
 
 def heuristic_tags(title: str, text: str, k: int = MAX_NOTE_TAGS) -> list[str]:
-    """Up to `k` keywords of a note (title counted twice), strongest first, deterministic."""
-    sample = f"{title}\n{title}\n{text[:3000]}"
+    """Up to `k` keywords of a note (title counted twice), strongest first, deterministic.
+    Fenced code is left out: `#include` and `endif` say nothing of what a note is about."""
+    sample = f"{title}\n{title}\n{without_code(text[:6000])[:3000]}"
     if _cjk_share(sample) >= 0.3:
         found = _zh_keywords(sample, k)
     else:
@@ -159,11 +161,25 @@ def heuristic_tags(title: str, text: str, k: int = MAX_NOTE_TAGS) -> list[str]:
     return out
 
 
+def _zh_query_words(text: str) -> list[str]:
+    """The content words of a Chinese query, longest (most specific) first, then in the
+    order written. No IDF table: a search must not load jieba's keyword extractor."""
+    words: list[tuple[int, int, str]] = []
+    for position, word in enumerate(segmenter().cut_for_search(text, False)):
+        word = word.strip()
+        if len(word) < 2 or word.isdigit() or word in _ZH_STOP:
+            continue
+        if not has_cjk(word) and (word.lower() in EN_STOP or not word[0].isalpha()):
+            continue
+        words.append((-len(word), position, word))
+    return [word for _, _, word in sorted(words)]
+
+
 def query_keywords(text: str, k: int) -> list[str]:
     """Keywords of a query (filler already removed): every content word, phrases of two,
-    rarest first for Chinese; at most `k`."""
+    longest first for Chinese; at most `k`."""
     if _cjk_share(text) >= 0.3:
-        return _dedupe(_zh_keywords(text, k * 2, search_mode=True), k)
+        return _dedupe(_zh_query_words(text), k)
     words = [w for w in _WORD.findall(text) if w.lower() not in EN_STOP and len(w) > 1]
     lowered = [w.lower() for w in words]
     pairs = [f"{a} {b}" for a, b in zip(lowered, lowered[1:], strict=False)]

@@ -4,6 +4,7 @@ Nothing here writes to the index or the files. The checks, each with its repair:
 
     files      every note file is indexed as it is now (missing, stale,
                orphaned)                                            → lore index
+               and can be read (not valid UTF-8, unreadable)        → fix the file
     semantic   derived tags and texts-to-embed follow their notes   → lore index
     schema     schema version, tokenizer version, every table there → lore rebuild / reset
     vault      the index is bound to this vault (meta.vault_root)   (refused on open)
@@ -34,6 +35,7 @@ from ..store.sqlite import SqliteStore, default_db_path
 from .doctor_checks import (
     EMBED,
     EMBED_REBUILD,
+    FIX_FILE,
     INDEX,
     REBUILD,
     RESET,
@@ -69,7 +71,8 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.stale or self.orphaned or self.fts_error or self.problems)
+        """Nothing wrong: every reason it is not is one of `problems`."""
+        return not self.problems
 
     @property
     def repair(self) -> str | None:
@@ -136,12 +139,13 @@ def run_doctor(
     embedder: Callable[[], Any] | None = None,
     heuristic_tags: bool = True,
     semantic_needed: bool = True,
+    gitignore: bool = True,
 ) -> DoctorReport:
     """Compare the index with the files and check it inside out, changing neither.
     `embedder` returns the configured embedding provider (anything with `.identity`),
     or something without one when none is configured."""
     skipped: list[Skipped] = []
-    files = {f.path: f for f in scan_vault(root, skipped)}
+    files = {f.path: f for f in scan_vault(root, skipped, gitignore=gitignore)}
     run = Checks(store, heuristic_tags=heuristic_tags, semantic_needed=semantic_needed)
     db_path = Path(store.db_path).resolve()
     vault = {
@@ -164,10 +168,12 @@ def run_doctor(
             vault["recorded"] = meta.get("vault_root")
             run.checks["vault"] = "ok" if vault["recorded"] == str(root) else "not recorded"
             missing, stale, orphaned, unreadable = compare_files(store, files)
-            if missing or stale or orphaned:
-                run.checks["files"] = (
-                    f"{len(missing)} missing, {len(stale)} stale, {len(orphaned)} orphaned"
-                )
+            for paths, what in ((missing, "not indexed"), (stale, "changed since the last sync"),
+                                (orphaned, "indexed but gone")):  # fmt: skip
+                if paths:
+                    run.problem("files", f"{len(paths)} note file(s) {what}", INDEX)
+            for bad in unreadable:
+                run.problem("files", f"{bad.path}: {bad.reason}", FIX_FILE)
             truncated = sorted(
                 str(p) for (p,) in store.query("SELECT path FROM notes WHERE truncated")
             )

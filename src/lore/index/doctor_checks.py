@@ -19,6 +19,7 @@ from ..store.sqlite import TOKENIZER_VERSION, SqliteStore
 # Repairs, weakest first: a stronger one also does what a weaker one would.
 INDEX, REBUILD, RESET = "lore index", "lore rebuild", "reset"
 EMBED, EMBED_REBUILD = "lore embed", "lore embed --rebuild"
+FIX_FILE = "fix the file"  # what lore cannot repair: the file itself (its encoding, its mode)
 # Tables refreshed after the sync transaction (lore.index.semantic), checked as "semantic".
 SEMANTIC_TABLES = ("semantic_state", "derived_tags", "note_texts")
 _VEC_DIM = re.compile(r"float\[(\d+)\]")
@@ -116,7 +117,7 @@ def check_schema(run: Checks, meta: dict[str, str]) -> dict[str, Any]:
 def check_fts(run: Checks, fts_error: str | None) -> None:
     with run.check("fts"):
         if fts_error:
-            run.checks["fts"] = f"FTS5 integrity-check failed: {fts_error}"
+            run.problem("fts", f"FTS5 integrity-check failed: {fts_error}", REBUILD)
         notes = run.count("SELECT count(*) FROM notes")
         rows = run.count("SELECT count(*) FROM fts")
         if rows != notes:

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..derive.fields import distinct_terms, fts_fields
+from ..derive.fields import distinct_terms, note_fts_fields
 from ..derive.summary import long_summary
-from ..ingest.parse import parse_note
+from ..ingest.parse import Problem, parse_note
 from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import FileStat, clamp_stat, scan_vault
 from ..memory.derive import derive_memory, memory_stale
@@ -87,8 +87,8 @@ def decode_note(raw: NoteBytes) -> str:
 
 def derive_row(
     rel_path: str, raw: NoteBytes, text: str, digest: str, max_file_bytes: int
-) -> tuple[NoteRow, list[str]]:
-    note = parse_note(text, rel_path, _mtime_date(raw.mtime_ns))
+) -> tuple[NoteRow, list[Problem]]:
+    note = parse_note(text, rel_path)
     fm = note.frontmatter
     summary = long_summary(note.body)
     all_tags = [(t, "frontmatter") for t in note.tags] + [(t, "inline") for t in note.inline_tags]
@@ -97,11 +97,14 @@ def derive_row(
     problems = list(note.problems)
     if raw.truncated:
         problems.append(
-            f"larger than {_size_text(max_file_bytes)} ({_size_text(raw.size)});"
-            " only its head is indexed"
+            Problem(
+                "truncated",
+                f"larger than {_size_text(max_file_bytes)} ({_size_text(raw.size)});"
+                " only its head is indexed",
+            )
         )
     if not text.strip():
-        problems.append("empty note; indexed by its file name")
+        problems.append(Problem("empty", "empty note; indexed by its file name"))
     row = NoteRow(
         path=rel_path,
         title=note.title,
@@ -121,23 +124,21 @@ def derive_row(
         truncated=raw.truncated,
         tags=all_tags,
         links=note.links,
-        fts=fts_fields(note.title, fm, [t for t, _origin in all_tags], summary, note.body),
+        fts=note_fts_fields(
+            note.title, fm, rel_path, [t for t, _origin in all_tags], summary, note.body
+        ),
     )
     return row, problems
-
-
-def _mtime_date(mtime_ns: int) -> str:
-    """The local date of a modification time; a time no calendar date can hold (a file
-    dated past the year 9999 or before 1) gives the nearest one, never an error."""
-    try:
-        return dt.datetime.fromtimestamp(mtime_ns / 1e9).date().isoformat()
-    except (OverflowError, OSError, ValueError):
-        return dt.date.max.isoformat() if mtime_ns > 0 else dt.date.min.isoformat()
 
 
 def _storable_int(value: object) -> bool:
     """An integer SQLite can store (64-bit); a bigger one in front matter is ignored."""
     return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+
+
+def unreadable(path: str, reason: str, *, kept: bool) -> Skipped:
+    """A file that cannot be taken in, reported on every sync until it is fixed."""
+    return Skipped(path, reason + ("; the indexed version is kept" if kept else ""), "unreadable")
 
 
 def _stat_changed(stat: FileStat, stored: StoredStat | None) -> bool:
@@ -181,19 +182,17 @@ class _Sync:
             if raw.truncated:
                 digest = f"{digest}+{raw.size}"
             same = previous is not None and previous.hash == digest and not self.rebuild
-            # A date taken from the mtime changes with a touch: re-derive those notes.
-            if same and previous is not None and previous.date_source != "mtime":
+            if same and previous is not None:
                 store.update_stat(previous.id, raw.mtime_ns, raw.size)
                 self.unchanged += 1
                 return
             text = decode_note(raw)
         except UnreadableNote as exc:
-            kept = "; the indexed version is kept" if previous is not None else ""
-            self.skipped.append(Skipped(stat.path, f"{exc}{kept}"))
+            self.skipped.append(unreadable(stat.path, str(exc), kept=previous is not None))
             store.mark_unreadable(stat.path, stat.mtime_ns, stat.size, str(exc))
             if previous is not None and self.rebuild:
                 # Rebuild cannot re-derive it: put its stored version back in the search index.
-                fields = fts_fields(*store.note_fields(previous.id))
+                fields = note_fts_fields(*store.note_fields(previous.id))
                 store.reinsert_fts(previous.id, fields)
                 self.df_delta.update(distinct_terms(fields))
             return
@@ -206,10 +205,10 @@ class _Sync:
         store.upsert_note(row, previous.id if previous else None)
         # A rebuild empties the index and fills it again: every note it derives is "added".
         (self.changed if previous and not self.rebuild else self.added).append(stat.path)
-        self.warnings.extend(Skipped(stat.path, problem) for problem in problems)
+        self.warnings.extend(Skipped(stat.path, p.message, p.kind) for p in problems)
 
     def forget(self, note_id: int) -> None:
-        self.df_delta.subtract(distinct_terms(fts_fields(*self.store.note_fields(note_id))))
+        self.df_delta.subtract(distinct_terms(note_fts_fields(*self.store.note_fields(note_id))))
 
     def report(self, started: float) -> SyncReport:
         return SyncReport(
@@ -230,11 +229,17 @@ def sync(
     rebuild: bool = False,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     progress: Progress | None = None,
+    gitignore: bool = True,
 ) -> SyncReport:
-    """Bring the index in line with the files; with `rebuild`, re-derive every note."""
+    """Bring the index in line with the files; with `rebuild`, re-derive every note.
+
+    An index derived by another version of lore's derivation (tokens, tags, dates) is
+    re-derived whole: an upgrade never leaves old and new rows side by side."""
     started = time.perf_counter()
+    if store.get_meta("tokenizer_version") != TOKENIZER_VERSION:
+        rebuild = rebuild or bool(store.query("SELECT 1 FROM notes LIMIT 1"))
     run = _Sync(store, root, rebuild, max_file_bytes)
-    files = list(scan_vault(root, run.skipped))
+    files = list(scan_vault(root, run.skipped, gitignore=gitignore))
     seen = {f.path for f in files}
 
     # A read-only look first: when nothing needs reading and nothing vanished, take no lock.
@@ -247,8 +252,8 @@ def sync(
         and all(path in seen for path in stored)
         and all(path in seen for path in bad)
     ):
-        run.unchanged = sum(1 for f in files if f.path in stored)
-        run.skipped += [Skipped(p, b.reason) for p, b in bad.items() if p not in stored]
+        run.unchanged = sum(1 for f in files if f.path in stored and f.path not in bad)
+        run.skipped += [unreadable(p, b.reason, kept=p in stored) for p, b in bad.items()]
         return run.report(started)
 
     with store.transaction():
@@ -261,10 +266,12 @@ def sync(
         for stat in files:
             if run.pending(stat, stored.get(stat.path), bad.get(stat.path)):
                 candidates.append(stat)
+            elif stat.path in bad:
+                run.skipped.append(
+                    unreadable(stat.path, bad[stat.path].reason, kept=stat.path in stored)
+                )
             elif stat.path in stored:
                 run.unchanged += 1
-            elif stat.path in bad:
-                run.skipped.append(Skipped(stat.path, bad[stat.path].reason))
         for done, stat in enumerate(candidates, 1):
             if progress is not None:
                 progress(done, len(candidates), stat.path)

@@ -24,9 +24,11 @@ A rule that matches a folder matches everything under it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 MAX_RULE_CHARS = 1024
 MAX_RULES = 2000
@@ -190,11 +192,16 @@ class IgnoreRules:
                 rules.append(rule)
         return cls(rules, problems)
 
-    def _decides(self, path: str) -> bool:
+    def decision(self, path: str) -> bool | None:
+        """What the last rule matching `path` itself says (True: ignored, False: taken
+        back), or None when no rule speaks; the folders above are not consulted."""
         for rule in reversed(self.rules):
             if rule.regex.match(path):
                 return not rule.negate
-        return False
+        return None
+
+    def _decides(self, path: str) -> bool:
+        return bool(self.decision(path))
 
     def match_file(self, path: str) -> bool:
         """Is `path` (vault-relative, POSIX; a folder ends with '/') ignored, itself or by
@@ -211,3 +218,80 @@ class IgnoreRules:
                 return True
             cut = path.find("/", cut + 1)
         return self._decides(path)
+
+
+# --- what a scan leaves out --------------------------------------------------------------
+# Like the tools users know: hidden files and folders (`.github`, `.vscode`: Obsidian shows
+# none of them), the folders tools make (virtual environments, package caches, build
+# output), the vault's `.gitignore` files (each for its own folder and below, as git reads
+# them; switched off with `gitignore = false`), and the vault's `.loreignore`, read last so
+# it can take back any of the above (`!build/`). A folder holding `pyvenv.cfg` is a Python
+# virtual environment whatever its name. A `.gitignore` is as untrusted as `.loreignore`:
+# read without following links, bounded, and matched by the same polynomial-time rules.
+
+DEFAULT_IGNORED_DIRS = frozenset(
+    {"venv", "node_modules", "__pycache__", "dist", "build", "vendor", "site-packages"}
+)
+GITIGNORE = ".gitignore"
+MAX_GITIGNORE_BYTES = 256 * 1024  # a larger one is read up to here
+VENV_MARKER = "pyvenv.cfg"
+
+
+def _default(rel: str, *, folder: bool) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.startswith(".") or (folder and name in DEFAULT_IGNORED_DIRS)
+
+
+def _read_gitignore(root: Path, rel_folder: str) -> IgnoreRules | None:
+    from .safe_read import FileRefused, open_in_vault, read_at_most
+
+    try:
+        fd, _stat = open_in_vault(root, rel_folder + GITIGNORE)
+        try:
+            data = read_at_most(fd, MAX_GITIGNORE_BYTES)
+        finally:
+            os.close(fd)
+    except (FileRefused, OSError):  # none, unreadable or not a file: git would not apply it
+        return None
+    rules = IgnoreRules.from_lines(data.decode("utf-8", errors="replace").splitlines())
+    return rules if rules.rules else None
+
+
+@dataclass(frozen=True)
+class Ignores:
+    """The rules in force inside one folder of the vault: the defaults, then `layers`
+    ((folder relative to the vault with a trailing slash or "", its .gitignore), outermost
+    first), then `last`, the vault's .loreignore, which wins over every layer. The scan
+    descends only into folders these rules keep, so each path is judged by itself."""
+
+    root: Path
+    layers: tuple[tuple[str, IgnoreRules], ...]
+    last: IgnoreRules
+    gitignore: bool
+
+    @classmethod
+    def for_vault(cls, root: Path, loreignore: IgnoreRules, *, gitignore: bool = True) -> Ignores:
+        own = _read_gitignore(root, "") if gitignore else None
+        return cls(root, (("", own),) if own is not None else (), loreignore, gitignore)
+
+    def enter(self, rel_folder: str) -> Ignores:
+        """The rules inside the vault-relative folder `rel_folder` (ending in "/")."""
+        own = _read_gitignore(self.root, rel_folder) if self.gitignore else None
+        if own is None:
+            return self
+        return Ignores(self.root, (*self.layers, (rel_folder, own)), self.last, self.gitignore)
+
+    def ignored(self, rel: str, *, folder: bool) -> bool:
+        """Is the vault-relative path `rel` left out? The last rule that speaks wins."""
+        name = rel + "/" if folder else rel
+        verdict = _default(rel, folder=folder)
+        for prefix, rules in self.layers:
+            if name.startswith(prefix):
+                found = rules.decision(name[len(prefix) :])
+                verdict = found if found is not None else verdict
+        found = self.last.decision(name) if self.last.rules else None
+        return found if found is not None else verdict
+
+
+def is_virtualenv(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, VENV_MARKER))

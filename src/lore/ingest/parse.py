@@ -1,4 +1,11 @@
-"""Front matter + Markdown → a parsed note. Pure: no I/O beyond the text it is given."""
+"""Front matter + Markdown → a parsed note. Pure: no I/O beyond the text it is given.
+
+The Markdown itself (headings, links, tags, dates) is read by lore.ingest.markdown, the one
+reader memory uses too. A front matter block YAML refuses is read again key by key: one
+bad value costs that key, never the title, tags and aliases beside it. A note is dated by
+its front matter, else its file name, else a date it gives near its top; otherwise it is
+undated (a file's modification time is not a date: a clone or a copy changes it).
+"""
 
 from __future__ import annotations
 
@@ -11,18 +18,30 @@ from typing import Any
 import yaml
 
 from ..model import Heading
+from .markdown import (
+    HEADING,
+    as_date,
+    date_from_name,
+    date_in_text,
+    iter_lines,
+    line_tags,
+    strip_markup,
+)
+from .markdown import wikilink_targets as _wikilink_targets
 
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_FRONTMATTER_DEPTH = 20
 
 _FM_OPEN = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-_DATE_TEXT = re.compile(r"^\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
-_WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
-_INLINE_TAG = re.compile(r"(?<![\w#&/\\])#([^\W\d_][\w\-/]*|\d+[^\W\d_][\w\-/]*)")
+# A top-level key of a front matter block: where a block YAML refused is cut to be read
+# key by key.
+_TOP_KEY = re.compile(
+    r"^(?:[\"'][^\"'\n]*[\"']|[^\s#\-\"'][^:\n]*?)[ \t]*:(?:[ \t]|$)", re.MULTILINE
+)
+_REASON = re.compile(r"\((.*)\)\Z")
+# Front matter keys that date a note, most specific first.
+DATE_KEYS = ("date", "created", "published")
 
 
 def _flat(message: object) -> str:
@@ -34,12 +53,26 @@ class FrontMatterError(ValueError):
     """The front matter block exists but cannot be read; the message says where and why."""
 
 
+class _Refused(FrontMatterError):
+    """Refused as a whole (too long, too deep, YAML aliases): never read key by key."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong with a note that did not stop it being indexed. `kind` groups the
+    same problem across notes (a vault may have hundreds of one kind)."""
+
+    kind: str  # frontmatter | frontmatter_key | date | ...
+    message: str  # one line
+    key: str | None = None  # the front matter key it is about
+
+
 @dataclass(frozen=True)
 class ParsedNote:
     title: str
     title_source: str  # frontmatter | heading | filename
-    date: str | None
-    date_source: str | None  # frontmatter | filename | mtime
+    date: str | None  # None: undated
+    date_source: str | None  # frontmatter | filename | text
     frontmatter: dict[str, Any]
     body: str
     body_line: int  # 1-based line of the file where the body starts
@@ -47,7 +80,7 @@ class ParsedNote:
     tags: list[str]  # front matter tags, in order, deduplicated
     inline_tags: list[str]
     links: list[str]
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -114,10 +147,11 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
     return source, text[rest_start:], body_line
 
 
-def load_frontmatter(source: str) -> dict[str, Any]:
-    """Parse a front matter block; raise FrontMatterError with a one-line reason."""
+def load_frontmatter(source: str, *, first_line: int = 2) -> dict[str, Any]:
+    """Parse a front matter block (starting on line `first_line` of the file); raise
+    FrontMatterError with a one-line reason."""
     if len(source) > MAX_FRONTMATTER_CHARS:
-        raise FrontMatterError(f"front matter longer than {MAX_FRONTMATTER_CHARS} characters")
+        raise _Refused(f"front matter longer than {MAX_FRONTMATTER_CHARS} characters")
     # libyaml is ~10x faster; anchors and aliases go through the pure-Python loader that
     # refuses them, so an alias bomb never expands.
     loader = (
@@ -127,12 +161,14 @@ def load_frontmatter(source: str) -> dict[str, Any]:
         data = yaml.load(source, Loader=loader)  # noqa: S506 - safe loaders only
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
-        where = f"line {mark.line + 2}: " if mark is not None else ""
-        raise FrontMatterError(f"malformed front matter ({where}{_flat(exc.problem)})") from None
+        where = f"line {mark.line + first_line}: " if mark is not None else ""
+        refused = ("aliases are not allowed", "nesting depth")
+        error = _Refused if any(r in str(exc.problem) for r in refused) else FrontMatterError
+        raise error(f"malformed front matter ({where}{_flat(exc.problem)})") from None
     except yaml.YAMLError as exc:  # e.g. a control character: its message spans lines
         raise FrontMatterError(f"malformed front matter ({_flat(exc)})") from None
     except RecursionError:
-        raise FrontMatterError("front matter nested too deeply") from None
+        raise _Refused("front matter nested too deeply") from None
     except (ValueError, TypeError, AttributeError, OverflowError) as exc:
         # YAML parsed, but a value cannot be built (2026-02-30, !!int abc, a huge number).
         raise FrontMatterError(f"front matter value cannot be read ({_flat(exc)})") from None
@@ -141,34 +177,61 @@ def load_frontmatter(source: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise FrontMatterError("front matter is not a mapping of keys to values")
     if _depth(data, MAX_FRONTMATTER_DEPTH) > MAX_FRONTMATTER_DEPTH:
-        raise FrontMatterError(f"front matter nested deeper than {MAX_FRONTMATTER_DEPTH} levels")
+        raise _Refused(f"front matter nested deeper than {MAX_FRONTMATTER_DEPTH} levels")
     plain = _plain(data)
     assert isinstance(plain, dict)
     return plain
 
 
-def normalize_date(value: Any) -> str | None:
-    """A front matter date (date, datetime or text like 2026-09-03 / 2026/9/3) → YYYY-MM-DD."""
-    if isinstance(value, dt.datetime | dt.date):
-        return value.strftime("%Y-%m-%d")
-    if not isinstance(value, str | int):
-        return None
-    match = _DATE_TEXT.match(str(value))
-    if not match:
+def read_frontmatter(source: str) -> tuple[dict[str, Any], list[Problem]]:
+    """The front matter as a mapping, and its problems. A block YAML refuses is read key by
+    key (each top-level key with the lines under it): the keys that read are kept, each
+    one that does not is reported by name. Blocks refused as a whole (too long, too deep,
+    YAML aliases) give an empty mapping."""
+    try:
+        return load_frontmatter(source), []
+    except _Refused as exc:
+        return {}, [Problem("frontmatter", f"{exc}; indexed without it")]
+    except FrontMatterError as whole:
+        starts = [m.start() for m in _TOP_KEY.finditer(source)]
+        if not starts:
+            return {}, [Problem("frontmatter", f"{whole}; indexed without it")]
+    kept: dict[str, Any] = {}
+    problems: list[Problem] = []
+    if source[: starts[0]].strip():
+        problems.append(
+            Problem("frontmatter_key", "front matter text before its first key ignored")
+        )
+    for start, end in zip(starts, [*starts[1:], len(source)], strict=True):
+        block = source[start:end]
+        try:
+            kept.update(load_frontmatter(block, first_line=2 + source.count("\n", 0, start)))
+            continue
+        except FrontMatterError as exc:
+            error = exc
+        key = block.split(":", 1)[0].strip().strip("\"'")[:60]
+        why = _REASON.search(str(error))
+        reason = f"front matter {key} cannot be read ({why.group(1) if why else error})"
+        as_text = _as_text(block)
+        if as_text is not None:  # a value YAML cannot build (2026-02-30): keep what is written
+            kept.update(as_text)
+        remedy = "kept as text" if as_text is not None else "the other keys are kept"
+        problems.append(Problem("frontmatter_key", f"{reason}; {remedy}", key))
+    return kept, problems
+
+
+def _as_text(block: str) -> dict[str, Any] | None:
+    """One key's block read with every value as text (YAML's base loader builds strings,
+    lists and mappings only), or None when even that fails."""
+    if re.search(r"[&*]", block):  # anchors and aliases expand in any loader
         return None
     try:
-        return dt.date(*(int(g) for g in match.groups())).isoformat()
-    except ValueError:
+        data = yaml.load(block, Loader=yaml.BaseLoader)  # noqa: S506 - strings only
+    except (yaml.YAMLError, RecursionError):
         return None
-
-
-def date_from_name(name: str) -> str | None:
-    for match in _DATE_IN_NAME.finditer(name):
-        try:
-            return dt.date(*(int(g) for g in match.groups())).isoformat()
-        except ValueError:
-            continue
-    return None
+    if not isinstance(data, dict) or _depth(data, MAX_FRONTMATTER_DEPTH) > MAX_FRONTMATTER_DEPTH:
+        return None
+    return data
 
 
 def _as_list(value: Any) -> list[str]:
@@ -198,47 +261,46 @@ def scan_markdown(body: str, body_line: int) -> tuple[list[Heading], list[str], 
     headings: list[Heading] = []
     links: list[str] = []
     inline_tags: list[str] = []
-    fence: str | None = None
-    offset = 0
-    # Only \n ends a line here (as in editors and `line` numbers elsewhere): str.splitlines
-    # would also split at form feeds and U+2028 and shift every later line number.
-    for number, line in enumerate(body.split("\n")):
-        line += "\n"
-        stripped = line.rstrip("\r\n")
-        fence_match = _FENCE.match(stripped)
-        if fence is not None:
-            if (
-                fence_match
-                and fence_match.group(1)[0] == fence[0]
-                and len(fence_match.group(1)) >= len(fence)
-            ):
-                fence = None
-        elif fence_match:
-            fence = fence_match.group(1)
-        else:
-            heading = _HEADING.match(stripped)
-            if heading:
-                headings.append(
-                    Heading(len(heading.group(1)), heading.group(2), offset, body_line + number)
-                )
-            else:
-                text = re.sub(r"`[^`\n]*`", " ", stripped)
-                inline_tags.extend(m.group(1).rstrip("/-") for m in _INLINE_TAG.finditer(text))
-            links.extend(m.group(1).strip() for m in _WIKILINK.finditer(stripped))
-        offset += len(line)
+    for line in iter_lines(body, body_line):
+        if line.code:
+            continue
+        heading = HEADING.match(line.text)
+        if heading:
+            headings.append(
+                Heading(len(heading.group(1)), heading.group(2), line.offset, line.number)
+            )
+        inline_tags.extend(line_tags(line.text))
+        links.extend(_wikilink_targets(line.text))
     return headings, _dedupe(links), _dedupe(inline_tags)
 
 
-def parse_note(text: str, file_name: str, mtime_date: str | None) -> ParsedNote:
+def note_date(
+    frontmatter: dict[str, Any], name: str, body: str
+) -> tuple[str | None, str | None, list[Problem]]:
+    """(YYYY-MM-DD, where it came from, problems): front matter, file name, the text."""
+    problems: list[Problem] = []
+    for key in DATE_KEYS:
+        date, raw = as_date(frontmatter.get(key))
+        if date is not None:
+            return date, "frontmatter", problems
+        if raw is not None:
+            message = f"front matter {key} {raw[:80]!r} is not a date; ignored"
+            problems.append(Problem("date", message, key))
+    date = date_from_name(name)
+    if date is not None:
+        return date, "filename", problems
+    date = date_in_text(body)
+    return date, ("text" if date else None), problems
+
+
+def parse_note(text: str, file_name: str) -> ParsedNote:
     """Parse one note. Never raises on content: problems are reported in `.problems`."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     source, body, body_line = split_frontmatter(text)
     frontmatter: dict[str, Any] = {}
     if source is not None:
-        try:
-            frontmatter = load_frontmatter(source)
-        except FrontMatterError as exc:
-            problems.append(f"{exc}; indexed without it")
+        frontmatter, problems = read_frontmatter(source)
+        if not frontmatter and problems and problems[0].kind == "frontmatter":
             body, body_line = text.removeprefix("\ufeff"), 1
     headings, links, inline_tags = scan_markdown(body, body_line)
 
@@ -249,25 +311,18 @@ def parse_note(text: str, file_name: str, mtime_date: str | None) -> ParsedNote:
         title, title_source = str(title_value).strip(), "frontmatter"
     else:
         first_h1 = next((h for h in headings if h.level == 1), None)
+        # A note that opens with a heading of another level is named by it too.
+        if first_h1 is None and headings and not body[: headings[0].offset].strip():
+            first_h1 = headings[0]
         if first_h1 is not None:
-            title, title_source = first_h1.text, "heading"
+            # Named as it reads: "Intro to [[dataview|Dataview]]" is "Intro to Dataview".
+            title, title_source = strip_markup(first_h1.text) or first_h1.text, "heading"
         else:
             title, title_source = stem, "filename"
 
-    date, date_source = None, None
-    if "date" in frontmatter:
-        date = normalize_date(frontmatter["date"])
-        if date is None:
-            problems.append(f"front matter date {frontmatter['date']!r} is not a date; ignored")
-        else:
-            date_source = "frontmatter"
-    if date is None:
-        date = date_from_name(stem)
-        date_source = "filename" if date else None
-    if date is None and mtime_date is not None:
-        date, date_source = mtime_date, "mtime"
-
+    date, date_source, date_problems = note_date(frontmatter, stem, body)
     tags = _dedupe(_as_list(frontmatter.get("tags", frontmatter.get("tag"))))
+    folded = {t.casefold() for t in tags}
     return ParsedNote(
         title=title,
         title_source=title_source,
@@ -278,7 +333,9 @@ def parse_note(text: str, file_name: str, mtime_date: str | None) -> ParsedNote:
         body_line=body_line,
         headings=headings,
         tags=tags,
-        inline_tags=[t for t in inline_tags if t.casefold() not in {x.casefold() for x in tags}],
+        inline_tags=[t for t in inline_tags if t.casefold() not in folded],
         links=links,
-        problems=problems,
+        # A date key's own problem says more than "kept as text".
+        problems=[p for p in problems if p.key not in {d.key for d in date_problems}]
+        + date_problems,
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Skipped
-from .ignore import IgnoreRules
+from .ignore import IgnoreRules, Ignores, is_virtualenv
 from .safe_read import FileRefused, kind_of, open_in_vault, read_at_most
 
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -87,23 +87,26 @@ def _printable(rel: str) -> str:
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
+def scan_vault(root: Path, skipped: list[Skipped], *, gitignore: bool = True) -> Iterator[FileStat]:
     """Yield every note file under `root` (resolved), in sorted path order.
 
     Files that are not taken are appended to `skipped` with a reason when the user would
     want to know (a symlink leaving the vault, an unreadable folder, a name that is not
-    UTF-8); plain ignores are silent.
+    UTF-8); plain ignores are silent (lore.ingest.ignore: tool folders, `.gitignore`
+    unless `gitignore` is off, `.loreignore`).
     """
-    spec = load_ignore(root, skipped)
-    stack: list[tuple[Path, str]] = [(root, "")]
+    top = Ignores.for_vault(root, load_ignore(root, skipped), gitignore=gitignore)
+    stack: list[tuple[Path, str, Ignores]] = [(root, "", top)]
     while stack:
-        folder, rel_folder = stack.pop()
+        folder, rel_folder, rules = stack.pop()
+        if rel_folder:
+            rules = rules.enter(rel_folder)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
         except OSError as exc:
             skipped.append(Skipped(rel_folder or ".", f"cannot read folder: {exc.strerror}"))
             continue
-        subfolders: list[tuple[Path, str]] = []
+        subfolders: list[tuple[Path, str, Ignores]] = []
         files: list[FileStat] = []
         for entry in entries:
             rel = f"{rel_folder}{entry.name}"
@@ -113,21 +116,23 @@ def scan_vault(root: Path, skipped: list[Skipped]) -> Iterator[FileStat]:
             except OSError:
                 continue
             if is_dir:
-                if entry.name in ALWAYS_IGNORED_DIRS or spec.match_file(rel + "/"):
+                if entry.name in ALWAYS_IGNORED_DIRS or rules.ignored(rel, folder=True):
+                    continue
+                if is_virtualenv(entry.path):
                     continue
                 if _undecodable(entry.name):
                     skipped.append(Skipped(_printable(rel + "/"), _BAD_NAME.format("folder")))
                     continue
-                subfolders.append((Path(entry.path), rel + "/"))
+                subfolders.append((Path(entry.path), rel + "/", rules))
                 continue
             if is_link and os.path.isdir(entry.path):
-                if entry.name not in ALWAYS_IGNORED_DIRS and not spec.match_file(rel + "/"):
+                if entry.name not in ALWAYS_IGNORED_DIRS and not rules.ignored(rel, folder=True):
                     where = "inside" if _inside(root, entry.path) else "outside"
                     skipped.append(
                         Skipped(rel, f"symlink to a folder {where} the vault; not followed")
                     )
                 continue
-            if not entry.name.lower().endswith(NOTE_SUFFIXES) or spec.match_file(rel):
+            if not entry.name.lower().endswith(NOTE_SUFFIXES) or rules.ignored(rel, folder=False):
                 continue
             if _undecodable(entry.name):
                 skipped.append(Skipped(_printable(rel), _BAD_NAME.format("file")))

@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, install_hint
 from ..store import interest as stored
 from .model import ClusterMember, InterestCluster, InterestMap
 from .settings import InterestSettings
@@ -75,11 +75,11 @@ def build_map(
         import numpy as np
     except ImportError:
         raise ConfigError(
-            "the interest map needs the numpy package", hint="pip install 'lore[interest]'"
+            "the interest map needs the numpy package", hint=install_hint("interest")
         ) from None
 
     from .cluster import centroids, cluster_rows
-    from .labels import heuristic_labels, llm_labels, note_tags
+    from .labels import heuristic_labels, llm_labels, note_tags, with_keywords
     from .stable import assign_ids
     from .trends import trends
     from .vectors import select_inputs
@@ -124,6 +124,11 @@ def build_map(
         titles = {n.id: n.title for n in notes}
         member_ids = [[notes[r].id for r in g] for g in groups]
         named = heuristic_labels(member_ids, titles, tag_table, ids)
+        if any(label.source == "titles" for label in named):
+            # Clusters no tag sets apart (a tagless vault, mode 4): label them by their
+            # members' distinctive keywords instead of one member's title.
+            tag_table = with_keywords(store, member_ids, named, tag_table)
+            named = heuristic_labels(member_ids, titles, tag_table, ids)
         if chat is not None and settings.llm_labels != "off":
             named, problem = llm_labels(
                 store, chat, named, [[notes[r].title for r in g] for g in groups]

@@ -4,7 +4,9 @@ A tag scores (weighted share of the cluster's notes carrying it) × (share of al
 tag's notes that sit in this cluster): common inside, rare outside. Authors' tags (front
 matter, inline) weigh 1, LLM tags 0.8, heuristic keywords 0.5. The label is the best tag
 plus up to two more scoring at least LABEL_KEEP of the best; a cluster without a tag
-found in 2+ of its notes (1+ when it has under 4) is labelled with the title of its most
+found in 2+ of its notes (1+ when it has under 4) is labelled by its members' distinctive
+keywords (computed from their titles and text for labelling, even in mode 4, where notes
+get no keyword tags: with_keywords), and only without those by the title of its most
 representative note. Labels are made unique (a repeated one gets its next tag, else its id).
 
 With an LLM configured (`llm_labels` auto/on), the model may propose a better label from
@@ -62,6 +64,38 @@ def note_tags(store: SqliteStore) -> dict[int, dict[str, tuple[str, float]]]:
         known = out[int(nid)].get(key)
         if known is None or weight > known[1]:
             out[int(nid)][key] = (str(tag), weight)
+    return out
+
+
+KEYWORD_MEMBERS = 30  # the most representative members whose keywords label a cluster
+
+
+def with_keywords(
+    store: SqliteStore,
+    clusters: Sequence[Sequence[int]],
+    labels: Sequence[Label],
+    tags: dict[int, dict[str, tuple[str, float]]],
+) -> dict[int, dict[str, tuple[str, float]]]:
+    """`tags` plus heuristic keywords (weight 0.5) of the most representative members of
+    the clusters labelled by a title (no tag set them apart), for labelling only."""
+    from ..derive.tags import heuristic_tags
+
+    wanted = [
+        nid
+        for members, label in zip(clusters, labels, strict=True)
+        if label.source == "titles"
+        for nid in members[:KEYWORD_MEMBERS]
+    ]
+    out = {nid: dict(found) for nid, found in tags.items()}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for nid, title, summary in store.query(
+            f"SELECT id, title, summary FROM notes WHERE id IN ({marks})", chunk
+        ):
+            mine = out.setdefault(int(nid), {})
+            for word in heuristic_tags(str(title), str(summary)):
+                mine.setdefault(tag_key(word), (word, WEIGHTS["heuristic"]))
     return out
 
 

@@ -81,6 +81,7 @@ class Report:
     entities: tuple[ActiveEntity, ...]  # most recently active first
     interest: InterestMap | None  # None: `lore clusters build` has not run
     messages: tuple[str, ...] = field(default=())  # one-line notes for the reader
+    undated_total: int = 0  # notes with no date of their own: in no window
 
     @property
     def heating(self) -> tuple[InterestCluster, ...]:
@@ -102,6 +103,7 @@ class Report:
             "vault": self.vault,
             "window": {**asdict(self.window), "days": self.window.days},
             "notes_total": self.notes_total,
+            "undated_total": self.undated_total,
             "new_notes_total": self.new_notes_total,
             "new_notes": [
                 {"path": n.path, "title": n.title, "date": n.date, "tags": list(n.tags)}
@@ -262,6 +264,13 @@ def build_report(
     rows = _window_notes(vault, window)
     note_tags = _tags_of(vault, [r[0] for r in rows])
     notes_total = int(vault.store.query("SELECT count(*) FROM notes")[0][0])
+    undated = int(vault.store.query("SELECT count(*) FROM notes WHERE date IS NULL")[0][0])
+    messages = _messages(interest)
+    if undated:
+        messages += (
+            f"{undated} of {notes_total} notes are undated (no date in their front matter,"
+            " file name or text): no window holds them",
+        )
     return Report(
         vault=vault.root.name,
         window=window,
@@ -275,5 +284,6 @@ def build_report(
         window_tags=_count_tags([note_tags.get(r[0], []) for r in rows], tags),
         entities=tuple(_entities(vault, window, day, entities)),
         interest=interest,
-        messages=_messages(interest),
+        messages=messages,
+        undated_total=undated,
     )

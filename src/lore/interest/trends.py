@@ -1,8 +1,8 @@
 """Each cluster over time: notes per ISO week, and whether it is heating or cooling.
 
-Only notes with a date of their own count (front matter or file name); a date taken from
-the file's modification time says when the file was touched, not when it was written, so
-those notes are left out of the trends (they stay in their clusters).
+Only notes with a date of their own count (front matter, file name or text); undated notes
+are left out of the trends (they stay in their clusters). The weekly series runs from the
+first dated week to the newest one (at most MAX_WEEKS), the vault's own range.
 
 recent share   = the cluster's dated notes in the last `recent_weeks` ISO weeks (this
                  week included; future dates count as recent) / all clustered dated
@@ -66,7 +66,7 @@ def trends(
     undated = sum(len(c) for c in clusters) - sum(len(d) for d in dated)
     if undated:
         messages.append(
-            f"{undated} note(s) without a date of their own (front matter or file name)"
+            f"{undated} note(s) without a date of their own (front matter, file name or text)"
             " are left out of the trends"
         )
     this_week = week_start(today)
@@ -75,8 +75,10 @@ def trends(
     if not all_days:
         flat = ClusterTrend((), "steady", 0.0, 0.0)
         return [flat for _ in clusters], messages
-    first = max(week_start(min(all_days)), this_week - dt.timedelta(weeks=MAX_WEEKS - 1))
-    last = max(this_week, week_start(max(all_days)))
+    # The series follows the vault's own dates: a vault written 2015-2024 ends in 2024,
+    # not in a run of empty weeks up to today.
+    last = week_start(max(all_days))
+    first = max(week_start(min(all_days)), last - dt.timedelta(weeks=MAX_WEEKS - 1))
     weeks = []
     monday = first
     while monday <= last:

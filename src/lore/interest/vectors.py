@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     Matrix = npt.NDArray[np.float32]
 
 DENSE_BUDGET_BYTES = 256 * 1024 * 1024  # the lexical matrix never grows past this
-TREND_DATE_SOURCES = ("frontmatter", "filename")  # an mtime says when a file was touched
+TREND_DATE_SOURCES = ("frontmatter", "filename", "text")  # a note's own dates
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,14 @@ SEARCH_PARAMS = (
         max_length=40,
     ),
     Param(
+        "include_undated",
+        "boolean",
+        "With since/until, also keep notes that have no date of their own (none in front"
+        " matter, file name or text): they may be from any time.",
+        default=False,
+        aliases=("undated", "with_undated"),
+    ),
+    Param(
         "mode",
         "string",
         "Run in a lower capability mode than the vault's own (to compare): mode1 embeddings"
@@ -95,6 +103,7 @@ def run_search(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         path=a["path"],
         since=a["since"],
         until=a["until"],
+        include_undated=a["include_undated"],
         explain=a["explain"],
         mode=a["mode"],
         principal=ctx.principal,

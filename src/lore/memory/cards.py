@@ -17,23 +17,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from ..ingest.parse import split_frontmatter
-from .markdown import (
+from ..ingest.markdown import (
     HEADING,
     MD_LINK,
     WIKILINK,
     Line,
     as_date,
-    bullet,
-    fold_key,
     iter_lines,
     leading_date,
-    split_heading,
-    split_list,
     strip_markup,
 )
+from .markdown import bullet, fold_key, split_heading, split_list
 from .markdown import field as card_field
 
 _SECTION_CARD = re.compile(r"^(.+?)\s*[（(]\s*([^()（）]{1,24}?)\s*[)）]$")
@@ -90,19 +84,6 @@ class CardParse:
 def in_folder(path: str, folder: str) -> bool:
     folder = folder.strip("/")
     return bool(folder) and path.startswith(folder + "/")
-
-
-def _lenient_frontmatter(body: str) -> tuple[dict[str, Any], str, int] | None:
-    """Front matter the strict parser refused (a bad date, say), read as plain strings, so a
-    card with one broken value keeps its aliases and type. None when there is none."""
-    source, rest, line = split_frontmatter(body)
-    if source is None or re.search(r"[&*!]", source):
-        return None
-    try:
-        data = yaml.load(source, Loader=yaml.BaseLoader)  # noqa: S506 - strings only
-    except yaml.YAMLError:
-        return None
-    return (data, rest, line) if isinstance(data, dict) else None
 
 
 def _relation_edges(item: str, line: int, source: str, label: bool) -> list[Edge]:
@@ -252,13 +233,6 @@ def parse_cards(
 ) -> CardParse:
     """Entity definitions and edges of one note."""
     is_file_card = in_folder(path, entities_dir)
-    if is_file_card and not frontmatter and body.lstrip("\ufeff").startswith("---"):
-        lenient = _lenient_frontmatter(body)
-        if lenient is not None:
-            frontmatter, body, offset = lenient
-            body_line += offset - 1
-            name = frontmatter.get("title")
-            title = name.strip() if isinstance(name, str) and name.strip() else title
     lines = list(iter_lines(body, body_line))
     result = CardParse()
     file_scope = _Scope(_file_card(title, frontmatter, 1)) if is_file_card else None

@@ -16,13 +16,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..ingest.parse import date_from_name, split_frontmatter
+from ..ingest.markdown import date_from_name, iter_lines
+from ..ingest.parse import split_frontmatter
 from ..safe_write import open_folder
 from ..store import memory as sql
 from .access import Access, access_for
 from .derive import is_daily
 from .entities import Entities
-from .markdown import block_id, fold_key, iter_lines, link_key, slug, split_heading
+from .markdown import block_id, fold_key, link_key, slug, split_heading
 from .model import CheckReport, Finding
 from .settings import MAX_DAYS, load_memory_settings
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..derive.fields import fts_fields
+from ..derive.fields import note_fts_fields
 from ..derive.tokenize import terms
 from ..store import memory as sql
 from ..store.sqlite import SqliteStore
@@ -158,7 +158,7 @@ class _Mentions:
         return {note_id: self.matcher(found) for note_id, found in per_note.items()}
 
     def from_columns(self, store: SqliteStore, note_id: int) -> Matcher | None:
-        columns = [f" {c} " for c in fts_fields(*store.note_fields(note_id))]
+        columns = [f" {c} " for c in note_fts_fields(*store.note_fields(note_id))]
         found: set[tuple[str, str]] = set()
         for phrase, spellings in self.by_phrase.items():
             if any(f" {phrase} " in column for column in columns):

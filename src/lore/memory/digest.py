@@ -23,14 +23,15 @@ import datetime as dt
 import hashlib
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, LoreError
+from ..ingest.markdown import as_date
 from ..providers.none import Absent
 from ..store import memory as sql
 from .entries import TRUST_LEVELS
 from .extract import KINDS, LABELS, extract
-from .markdown import as_date
 from .model import DigestReport
 from .settings import load_memory_settings
 from .write import MAX_TEXT_BYTES, body_lines, continuation, one_line, sync_written, write_daily
@@ -118,6 +119,13 @@ def _extract(
     return extract(text), "heuristic", [], []
 
 
+def _holds(path: Path, anchor: str) -> bool:
+    try:
+        return f"{{#{anchor}}}" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
 def digest(
     vault: Vault,
     data: str,
@@ -148,8 +156,12 @@ def digest(
     anchor = "d-" + hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:10]
     source = one_line(name) or "stdin"
     rel = f"{settings.dir}/{day}.md"
+    # The index may lag the files (a daily note deleted since the last sync): an earlier
+    # digest counts only while its note still holds its anchor.
     earlier = [
-        e for e in sql.entries(vault.store, None, kinds=("digest",)) if e["anchor"] == anchor
+        e
+        for e in sql.entries(vault.store, None, kinds=("digest",))
+        if e["anchor"] == anchor and _holds(vault.root / str(e["path"]), anchor)
     ]
     if earlier:  # no model is asked: the items shown are the heuristic's
         return DigestReport(

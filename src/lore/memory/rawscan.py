@@ -15,13 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..ingest.parse import date_from_name
+from ..ingest.markdown import HEADING, date_from_name
 from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import scan_vault
 from ..model import Skipped
 from ..retrieve.query import plan
 from .access import Access
-from .markdown import HEADING
 from .model import MemoryHit
 
 if TYPE_CHECKING:
@@ -109,7 +108,7 @@ def raw_scan(
     scored: list[tuple[float, str, int, int]] = []
     skipped: list[Skipped] = []
     scanned = 0
-    for stat in scan_vault(vault.root, skipped):
+    for stat in scan_vault(vault.root, skipped, gitignore=vault.settings.gitignore):
         if not access.allows(stat.path):
             continue
         try:

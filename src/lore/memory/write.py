@@ -31,11 +31,12 @@ from ..errors import (
     IndexReadOnlyError,
     PathError,
 )
+from ..ingest.markdown import iter_lines, open_fence
 from ..safe_write import append_locked
 from ..store import memory as sql
 from .access import access_for
 from .entries import STATUSES, TRUST_LEVELS, parse_daily
-from .markdown import fold_key, iter_lines, open_fence
+from .markdown import fold_key
 from .model import Memory
 from .registry import Registry
 from .settings import load_memory_settings

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import install_hint
 from ..interest.model import InterestCluster, InterestMap
 from .report_md import clip, one_line
 
@@ -49,7 +50,7 @@ SYSTEM_CJK = (
     "SimHei",
     "Noto Sans CJK JP",
 )
-FONT_HINT = "install lore[report] for a CJK chart font (pip install 'lore[report]')"
+FONT_HINT = f"for a CJK chart font, {install_hint('report')}"
 
 
 @dataclass(frozen=True)
@@ -329,17 +330,19 @@ def draw_charts(imap: InterestMap | None) -> tuple[list[Chart], list[str]]:
     if imap is None or not imap.clusters:
         return [], []
     if not charts_available():
-        return [], ["charts need matplotlib: pip install 'lore[report]'"]
+        return [], [f"charts need matplotlib: {install_hint('report')}"]
     notices: list[str] = []
     fonts = chart_fonts()
     labels = " ".join(c.label for c in imap.clusters)
     if fonts.cjk is None and any(ord(ch) not in fonts.covered for ch in labels if ch.strip()):
         notices.append(f"no chart font for some label characters, left out: {FONT_HINT}")
     charts = []
-    for key, filename, title, draw in (
-        ("map", "clusters-map.png", "Interest map", map_png),
-        ("trends", "clusters-trends.png", "Weekly notes per cluster", trends_png),
-    ):
+    drawn = [("map", "clusters-map.png", "Interest map", map_png)]
+    if any(n for c in imap.clusters for _, n in c.weekly):
+        drawn.append(("trends", "clusters-trends.png", "Weekly notes per cluster", trends_png))
+    else:  # empty axes would say nothing
+        notices.append("no dated notes (front matter, file name or text): no trend chart")
+    for key, filename, title, draw in drawn:
         png, width, height = draw(imap)
         charts.append(Chart(key, filename, title, png, width, height))
     return charts, notices

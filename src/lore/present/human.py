@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from ..model import Hit, SearchResult, SyncReport
+from ..model import Hit, SearchResult, Skipped, SyncReport
 
 BOLD = "\x1b[1m"
 DIM = "\x1b[2m"
@@ -33,11 +33,13 @@ def _style(text: str, code: str, color: bool) -> str:
 
 
 def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) -> str:
-    where = [hit.date or "no date"]
+    where = [hit.date or "undated"]
     if hit.heading:
         where.append(f"§ {clean(hit.heading)}")
     where.append(f"line {hit.line}")
     where.append(f"score {hit.score:.3f}")
+    if 0 < len(hit.words_matched) < hit.words_total or (hit.words_total and not hit.words_matched):
+        where.append(f"matched {len(hit.words_matched)} of {hit.words_total} words")
     snippet = clean(hit.snippet)
     if color:
         snippet = snippet.replace(markers[0], BOLD + CYAN).replace(markers[1], RESET)
@@ -70,6 +72,13 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
     if result[0].explain is not None:
         explain = result[0].explain
         head = f"query terms: {', '.join(explain.query_terms)}\nfts: {explain.fts_query}"
+        for label, terms in (
+            ("only scored (too common to bring candidates)", explain.score_only_terms),
+            ("left out (absent, or held by most notes: no weight)", explain.dropped_terms),
+            ("excluded", explain.excluded_terms),
+        ):
+            if terms:
+                head += f"\n{label}: {', '.join(terms)}"
         if explain.query_refine is not None:
             head = (
                 f"mode: {result.mode} ({explain.planner} plan)\n"
@@ -80,7 +89,38 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
     return "\n\n".join(blocks)
 
 
-def format_sync(report: SyncReport) -> str:
+# Above this many files with one kind of problem, one line counts them (--json lists all).
+GROUP_ABOVE = 3
+_KIND_LABELS = {
+    "date": "a front matter date that is not a date",
+    "frontmatter": "front matter that cannot be read",
+    "frontmatter_key": "a front matter key that cannot be read",
+    "unreadable": "a file that cannot be read",
+    "truncated": "a file larger than max_file_bytes",
+    "empty": "an empty note",
+}
+
+
+def _problem_lines(label: str, items: list[Skipped]) -> list[str]:
+    """One line per file, or one line per kind of problem when many files share it."""
+    groups: dict[str, list[Skipped]] = {}
+    for item in items:
+        groups.setdefault(item.kind or item.reason, []).append(item)
+    lines: list[str] = []
+    for kind, group in groups.items():
+        if len(group) <= GROUP_ABOVE or not group[0].kind:
+            lines += [f"  {label} {clean(g.path)}: {clean(g.reason)}" for g in group]
+            continue
+        first = group[0]
+        what = _KIND_LABELS.get(kind, kind)
+        lines.append(
+            f"  {label} {len(group)} notes: {what}, e.g. {clean(first.path)}: {clean(first.reason)}"
+            " (--json lists each)"
+        )
+    return lines
+
+
+def format_sync(report: SyncReport, *, quiet: bool = False) -> str:
     parts = [
         f"added {len(report.added)}",
         f"changed {len(report.changed)}",
@@ -89,11 +129,14 @@ def format_sync(report: SyncReport) -> str:
     ]
     if report.skipped:
         parts.append(f"skipped {len(report.skipped)}")
+    if report.warnings:
+        parts.append(f"warnings {len(report.warnings)}")
     if report.embedded:
         parts.append(f"embedded {report.embedded}")
     lines = [", ".join(parts) + f" ({report.seconds:.2f} s)"]
-    lines += [f"  skipped {clean(s.path)}: {clean(s.reason)}" for s in report.skipped]
-    lines += [f"  warning {clean(w.path)}: {clean(w.reason)}" for w in report.warnings]
+    if not quiet:
+        lines += _problem_lines("skipped", report.skipped)
+        lines += _problem_lines("warning", report.warnings)
     return "\n".join(lines)
 
 
@@ -105,16 +148,32 @@ def format_mapping(data: dict[str, Any], indent: str = "") -> str:
             lines.append(format_mapping(value, indent + "  "))
         elif isinstance(value, list):
             lines.append(f"{indent}{key}: {len(value)}")
-            lines += [f"{indent}  - {clean(str(item))}" for item in value[:50]]
+            lines += [f"{indent}  - {clean(_plain(item))}" for item in value[:50]]
             if len(value) > 50:
                 lines.append(f"{indent}  … {len(value) - 50} more")
         else:
-            lines.append(f"{indent}{key}: {clean(str(value))}")
+            lines.append(f"{indent}{key}: {clean(_plain(value))}")
     return "\n".join(lines)
 
 
+def _plain(value: Any) -> str:
+    """A value as a person reads it: no Python spellings (None, True)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def eta_seconds(elapsed: float, done: int, total: int) -> float:
+    """The time left if the rest goes at the rate so far (bench.embed_speed measures how
+    close it comes)."""
+    return elapsed / done * (total - done) if done else 0.0
+
+
 class ProgressBar:
-    """A one-line progress bar with an ETA on a terminal; silent otherwise."""
+    """A one-line progress bar with an ETA on a terminal; silent otherwise. A call with
+    another total, or fewer done than before, starts a new stage (its own clock)."""
 
     def __init__(self, label: str, stream: TextIO | None = None) -> None:
         self.label = label
@@ -122,20 +181,28 @@ class ProgressBar:
         self.enabled = self.stream.isatty()
         self.started = time.monotonic()
         self.last_draw = 0.0
+        self.stage = (0, 0)  # (total, done) of the stage being drawn
+        self.last_call = self.started
 
-    def __call__(self, done: int, total: int, _path: str) -> None:
+    def __call__(self, done: int, total: int, path: str) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
+        if total != self.stage[0] or done < self.stage[1]:
+            # A stage announced with 0 done starts now; else it began at the last report.
+            self.started = now if done == 0 else self.last_call
+        self.stage = (total, done)
+        self.last_call = now
         if done < total and now - self.last_draw < 0.1:
             return
         self.last_draw = now
         elapsed = now - self.started
-        eta = elapsed / done * (total - done) if done else 0.0
+        eta = eta_seconds(elapsed, done, total)
         width = 30
         filled = int(width * done / max(total, 1))
         bar = "█" * filled + "░" * (width - filled)
-        self.stream.write(f"\r{self.label} {bar} {done}/{total} ETA {eta:4.0f}s")
+        what = " words" if path == "vocabulary" else ""
+        self.stream.write(f"\r{self.label} {bar} {done}/{total}{what} ETA {eta:4.0f}s")
         if done >= total:
             self.stream.write("\n")
         self.stream.flush()

@@ -8,12 +8,14 @@ and an exact-term hit can never be crowded out by vector hits.
     tag_vec   cosine of the query_tags vector with the note's tag-text vector
     tag_lex   share of query_tags found among the note's tags (any origin)
     priority  front-matter priority scaled to [0, 1] over the pool (a nudge, no candidates)
-    recency   0.5 ** (days older than the newest dated note in the pool / 365) (a nudge)
+    recency   0.5 ** (days older than the newest dated note in the pool / 365) (a nudge);
+              an undated note gets the median of the dated ones
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +67,16 @@ def fts_candidates(
     if not plan.terms:
         return {}
     return dict(rank(store, plan, filters, pool, weights))
+
+
+def without_excluded(store: SqliteStore, plan: QueryPlan, ids: list[int]) -> list[int]:
+    """The ids (in order) of notes that hold none of the plan's excluded terms."""
+    if not plan.excluded or not ids:
+        return ids
+    query = " OR ".join(t.fts() for t in plan.excluded)
+    # One pass over the excluded terms' notes (a rowid list makes FTS5 seek per row).
+    holding = {int(r[0]) for r in store.query("SELECT rowid FROM fts WHERE fts MATCH ?", [query])}
+    return [i for i in ids if i not in holding]
 
 
 # -- vectors -----------------------------------------------------------------------------
@@ -247,4 +259,8 @@ def nudges(store: SqliteStore, ids: list[int]) -> tuple[dict[int, float], dict[i
         for i, d in dates.items():
             if d != dt.date.min:
                 recency[i] = round(0.5 ** ((newest - d).days / RECENCY_HALF_LIFE_DAYS), 6)
+        # An undated note may be from any time: the middle of the dated ones, neither
+        # favoured nor held back.
+        middle = statistics.median_low(recency.values())
+        recency.update({i: middle for i, d in dates.items() if d == dt.date.min})
     return priority, recency

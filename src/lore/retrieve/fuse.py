@@ -22,15 +22,26 @@ from dataclasses import dataclass
 # best on every set (the tag channel, fed by heuristic tags there, never helped; it keeps
 # a small weight so author and LLM tags still count). LORE_SCORE_WEIGHTS_MODE3 restores
 # the seed's values: "vec=0.45,fts=0.25,tag=0.15,priority=0.03,recency=0.02".
-SEMANTIC_WEIGHTS = {"vec": 0.40, "fts": 0.55, "tag": 0.05, "priority": 0.03, "recency": 0.02}
+# "name" (lore.retrieve.names) is not in seed 000: titles and aliases are the strongest
+# evidence of what a note is (DESIGN.md), and on real vaults a note named by the query lost
+# to notes that only shared a tag. Its score is absolute (1.0: the query is a name word for
+# word), so 0.5 lets an exact name outweigh the best BM25 of the pool unless another note
+# matches far better. bench.realvault, mode4 MRR@10 (mynote / obsidian-hub): 0 →
+# 0.723 / 0.741 at 0.3, 0.739 / 0.749 at 0.5; the developer sets do not move (0.980-0.981,
+# 0.852-0.853 for 0.15-0.5). In every mode: a model makes search better, not different.
+NAME_WEIGHT = 0.5
+SEMANTIC_WEIGHTS = {
+    "vec": 0.40, "fts": 0.55, "tag": 0.05, "name": NAME_WEIGHT, "priority": 0.03, "recency": 0.02,
+}  # fmt: skip
+LEXICAL_WEIGHTS = {"fts": 0.60, "tag": 0.25, "name": NAME_WEIGHT, "priority": 0.08, "recency": 0.07}
 DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
     "mode1": dict(SEMANTIC_WEIGHTS),
-    "mode2": {"fts": 0.60, "tag": 0.25, "priority": 0.08, "recency": 0.07},
+    "mode2": dict(LEXICAL_WEIGHTS),
     "mode3": dict(SEMANTIC_WEIGHTS),
-    "mode4": {"fts": 0.60, "tag": 0.25, "priority": 0.08, "recency": 0.07},
+    "mode4": dict(LEXICAL_WEIGHTS),
 }
 RRF_K = 60
-QUERY_CHANNELS = ("fts", "vec", "tag_vec", "tag_lex")
+QUERY_CHANNELS = ("fts", "vec", "tag_vec", "tag_lex", "name")
 
 
 @dataclass(frozen=True)
@@ -62,12 +73,13 @@ def _scale_minmax(values: Mapping[int, float], pool: list[int]) -> dict[int, flo
 
 
 def channel_weights(weights: Mapping[str, float], fraction: float) -> dict[str, float]:
-    """Mode weights (vec, fts, tag, priority, recency) → per-channel weights."""
+    """Mode weights (vec, fts, tag, name, priority, recency) → per-channel weights."""
     has_vec = weights.get("vec", 0.0) > 0
     tag = weights.get("tag", 0.0)
     f = fraction if has_vec else 0.0
     return {
         "fts": weights.get("fts", 0.0),
+        "name": weights.get("name", 0.0),
         "vec": weights.get("vec", 0.0),
         "tag_vec": tag * f,
         "tag_lex": tag * (1 - f),
@@ -95,7 +107,7 @@ def weighted(
             )
         elif name == "tag_lex":
             scaled[name] = {k: compress(v, alpha) for k, v in values.items()}
-        elif name in ("priority", "recency"):
+        elif name in ("priority", "recency", "name"):  # already in [0, 1], absolute
             scaled[name] = dict(values)
         else:
             scaled[name] = _scale_max(values)

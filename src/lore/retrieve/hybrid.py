@@ -18,8 +18,9 @@ from ..model import Explain, SearchResult
 from ..providers.none import Absent
 from . import channels as ch
 from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
+from .names import name_candidates, name_scores
 from .plan import SearchPlan, heuristic_plan, llm_plan
-from .query import QueryPlan, plan
+from .query import QueryPlan, plan, shown_query
 from .search import (
     MAX_LIMIT,
     Filters,
@@ -28,9 +29,11 @@ from .search import (
     _count,
     _field_scores,
     _weights,
+    count_matching,
     load_hit_rows,
     make_hit,
     prune,
+    ranked_candidates,
 )
 from .snippet import Evidence, build_evidence, matched_in
 
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from ..capabilities import Capabilities
 
 MIN_POOL = 40
+NAME_MAX_WORDS = 8
 FTS_DEPTH = 5
 
 
@@ -50,6 +54,8 @@ class Channels:
     passages: dict[int, ch.PassageMatch]
     order_key: dict[int, str]
     sources: dict[str, list[int]]  # channel -> the candidates it brought
+    plan: QueryPlan  # the full-text plan as run (widened when the rare terms found few)
+    fts_found: int  # notes the full-text ranking returned (all that match, when short)
 
 
 def resolve_mode(active: str, requested: str | None) -> str:
@@ -124,8 +130,15 @@ def hybrid_search(
         return SearchResult([], query=text, mode=actual, reason=reason, notices=notices)
     weights = mode_weights(caps, actual)
     fuse = rrf if (fusion or caps.settings.fusion) == "rrf" else weighted
+    pool = max(MIN_POOL, 4 * limit)
+    if not text_plan.terms and text_plan.excluded:
+        return SearchResult(
+            [], query=text, mode=actual, reason="every word is excluded (-word)", notices=notices
+        )
     with store.snapshot():
-        query_plan, dropped = prune(store, text_plan, options.max_df_ratio, filters.allow)
+        query_plan, dropped = prune(
+            store, text_plan, options.max_df_ratio, filters.allow, want=pool * FTS_DEPTH
+        )
         found = gather(
             caps,
             query_plan,
@@ -134,8 +147,10 @@ def hybrid_search(
             options,
             weights,
             vectors if use_emb else None,
-            pool=max(MIN_POOL, 4 * limit),
+            pool=pool,
+            named=text_plan,
         )
+        query_plan = found.plan
         if not found.pool:
             matched = _count(store, query_plan, filters) if query_plan.terms else 0
             reason = (
@@ -151,6 +166,9 @@ def hybrid_search(
         else:
             fused = rrf(found.pool, found.raw, weights, found.order_key)
         top = fused[:limit]
+        # Every matching note is a candidate when the ranking came back short: no count.
+        short = found.fts_found < pool * FTS_DEPTH
+        matched = found.fts_found if short else count_matching(store, query_plan, filters)
         rows = load_hit_rows(store, [f.note_id for f in top])
         fields = (
             _field_scores(store, query_plan, [f.note_id for f in top], _weights(options))
@@ -177,7 +195,10 @@ def hybrid_search(
         )
         for f in top
     ]
-    return SearchResult(hits, query=text, mode=actual, matched=len(found.pool), notices=notices)
+    # `matched`: the notes holding a term that brings candidates (the others only score);
+    # at least the pool when other channels brought notes without any term.
+    matched = max(matched, len(found.pool))
+    return SearchResult(hits, query=text, mode=actual, matched=matched, notices=notices)
 
 
 def _check_dim(caps: Capabilities, identity: str, vectors: Any) -> None:
@@ -207,8 +228,11 @@ def gather(
     vectors: Any,
     *,
     pool: int,
+    named: QueryPlan | None = None,
 ) -> Channels:
     """Candidates from each query channel, then every channel's score for the whole pool.
+    `named`: the query's every word, before pruning, to match against note names (a word
+    most notes hold still belongs to a name: "Obsidian" in "Default Obsidian Theme").
     Call inside a read snapshot."""
     store = caps.store
     bm25_weights = _weights(options)
@@ -216,9 +240,18 @@ def gather(
     passages: dict[int, ch.PassageMatch] = {}
     # One BM25 ranking, deeper than the pool: its head brings the fts candidates, the rest
     # scores candidates of other channels (a note below FTS_DEPTH x pool counts as 0).
-    ranked = ch.fts_candidates(store, query_plan, filters, pool * FTS_DEPTH, bm25_weights)
+    query_plan, found_fts = ranked_candidates(
+        store, query_plan, filters, pool * FTS_DEPTH, bm25_weights
+    )
+    ranked = dict(found_fts)
     order: list[int] = list(ranked)[:pool]
     sources: dict[str, list[int]] = {"fts": list(order)}
+    if weights.get("name", 0) > 0:
+        # A name has few words: a long question brings no candidates by name (it still
+        # scores every candidate's names), which keeps its cost off long questions.
+        short = len(query_plan.words) <= NAME_MAX_WORDS
+        sources["name"] = name_candidates(store, query_plan, filters, pool) if short else []
+        order += sources["name"]
     identity = ""
     if vectors is not None:
         from ..index.embed import load_vec, stored_identity
@@ -253,6 +286,10 @@ def gather(
             raw["tag_vec"].update({n: s for n, (s, _p) in extra.items()})
     if "tag_lex" in raw:
         raw["tag_lex"] = ch.tag_lex_scores(store, splan.tags, Filters(), 0, ids)
+    if "name" in sources:
+        raw["name"] = name_scores(store, named or query_plan, ids)
+    if query_plan.excluded:  # other channels' candidates hold no excluded term either
+        ids = ch.without_excluded(store, query_plan, ids)
     if weights.get("priority", 0) > 0 or weights.get("recency", 0) > 0:
         raw["priority"], raw["recency"] = ch.nudges(store, ids)
     paths = {
@@ -262,7 +299,7 @@ def gather(
         )
     }
     ids = [n for n in ids if n in paths]
-    return Channels(ids, raw, passages, paths, sources)
+    return Channels(ids, raw, passages, paths, sources, query_plan, len(ranked))
 
 
 def _evidence(
@@ -280,7 +317,7 @@ def _evidence(
     sub = row.body[start:end]
     line = row.body_line + row.body.count("\n", 0, start)
     heads = [(h[0], h[1], h[2] - start, h[3]) for h in row.headings if start <= h[2] < end]
-    evidence = build_evidence(sub, line, heads, query_plan, markers=options.markers)
+    evidence = build_evidence(sub, line, heads, query_plan.evidence, markers=options.markers)
     snippet = evidence.snippet
     if start > 0 and not snippet.startswith("…"):
         snippet = "…" + snippet
@@ -309,8 +346,10 @@ def _explainer(
             fields=fields.get(nid, {}),
             matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
             query_terms=[t.text for t in full_plan.terms],
-            fts_query=query_plan.fts_query,
+            fts_query=shown_query(query_plan),
             dropped_terms=dropped,
+            score_only_terms=[t.text for t in query_plan.score_only],
+            excluded_terms=[t.text for t in query_plan.excluded],
             query_refine=splan.refine,
             query_tags=list(splan.tags),
             planner=splan.planner,

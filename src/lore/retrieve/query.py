@@ -10,16 +10,24 @@ Terms:
   characters, so "去重" matches inside "客户去重规则", plus its single characters, so names
   no dictionary knows and colloquial phrasing still match. Filler ("我记得", "帮我找找",
   "来着") and function characters are dropped first.
+- `-word` (three characters or more, or two CJK ones: `-t`, `-rf` are options people
+  search for) and `-"a phrase"` exclude: no hit holds them.
+
+Every term scores every candidate. Terms too common to say which notes to look at (a
+character most notes hold) are `score_only`: the full-text query is
+`(rare terms) AND (common terms OR <every note>)`, so FTS5 reads candidates from the rare
+terms' lists alone and still computes BM25 over all terms for each of them.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens
+from ..derive.fields import EVERY_NOTE
+from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens, segmenter
 from ..errors import QueryError
 
 MAX_TERMS = 48
@@ -86,44 +94,92 @@ class QueryTerm:
 @dataclass(frozen=True)
 class QueryPlan:
     text: str
-    terms: list[QueryTerm]
+    terms: list[QueryTerm]  # every term that scores, in query order
+    # Of `terms`: too common to bring candidates (lore.retrieve.search.prune), rarest first.
+    score_only: tuple[QueryTerm, ...] = ()
+    excluded: list[QueryTerm] = field(default_factory=list)  # -word: no hit holds these
+
+    @property
+    def generating(self) -> list[QueryTerm]:
+        """The terms whose notes are the candidates."""
+        return [t for t in self.terms if t not in self.score_only]
 
     @property
     def fts_query(self) -> str:
         # An empty plan still yields valid FTS5 syntax: the empty phrase matches nothing.
-        return " OR ".join(term.fts() for term in self.terms) or '""'
+        query = " OR ".join(term.fts() for term in self.generating) or '""'
+        if self.score_only:
+            common = " OR ".join(term.fts() for term in self.score_only)
+            query = f'({query}) AND ({common} OR "{EVERY_NOTE}")'
+        if self.excluded:
+            query = f"({query}) NOT ({' OR '.join(term.fts() for term in self.excluded)})"
+        return query
+
+    @property
+    def candidate_query(self) -> str:
+        """The notes that are candidates at all (for counting them): generating terms."""
+        plain = QueryPlan(self.text, self.generating, excluded=self.excluded)
+        return plain.fts_query
+
+    @property
+    def evidence(self) -> QueryPlan:
+        """The plan a snippet is cut and highlighted by: without the common single
+        characters that only score (every one of them in a long note is a match, and
+        says nothing about where the answer is)."""
+        if not self.score_only:
+            return self
+        kept = [t for t in self.terms if not (t in self.score_only and t.kind == "cjk_char")]
+        return QueryPlan(self.text, kept or self.terms, excluded=self.excluded)
+
+    @property
+    def words(self) -> list[QueryTerm]:
+        """The query's words as a person counts them: its terms without the single CJK
+        characters and longer CJK runs that only back up the dictionary words in them."""
+        words = [t for t in self.terms if t.kind != "cjk_char"]
+        runs = [w.text for w in words if w.kind == "cjk_word"]
+        words = [
+            w
+            for w in words
+            if w.kind != "cjk_word" or not any(r != w.text and r in w.text for r in runs)
+        ]
+        return words or list(self.terms)
 
     @property
     def empty(self) -> bool:
         return not self.terms
 
 
-@lru_cache(maxsize=1)
-def _jieba() -> object:
-    import logging
+def _excludes(chunk: str) -> bool:
+    """`-word`: an exclusion when the word has three characters or more (two CJK ones):
+    shorter ones (`-t`, `-rf`) are command options people search for."""
+    word = chunk[1:]
+    return (
+        chunk.startswith("-")
+        and word[:1].isalnum()
+        and (len(word) >= 3 or (len(word) == 2 and has_cjk(word)))
+    )
 
-    import jieba  # deferred: ~0.7 s to load its dictionary, only needed for CJK queries
 
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return jieba
+def shown_query(query_plan: QueryPlan) -> str:
+    """The full-text query as --explain shows it (the every-note token spelled out)."""
+    return query_plan.fts_query.replace(f'"{EVERY_NOTE}"', "<every note>")
 
 
 def cjk_words(run: str) -> list[str]:
     """Words of a CJK run: dictionary words (search mode: long words and their parts), and
     runs of characters the dictionary left single, which are mostly names it does not know
     ("客户去重规则" → 客户, 规则 and 去重)."""
-    seg = _jieba()
+    seg = segmenter()
     words: list[str] = []
     singles = ""
-    for piece in seg.cut(run):  # type: ignore[attr-defined]
+    for piece in seg.cut(run):
         if len(piece) == 1 and piece not in _ZH_STOP_CHARS:
             singles += piece
             continue
         if len(singles) > 1:
             words.append(singles)
         singles = ""
-        words.extend(w for w in seg.cut_for_search(piece) if len(w) > 1)  # type: ignore[attr-defined]
+        words.extend(w for w in seg.cut_for_search(piece) if len(w) > 1)
     if len(singles) > 1:
         words.append(singles)
     return words
@@ -159,14 +215,25 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
     """Build the query plan for any user string (never raises)."""
     text = text[:PLAN_CHARS]
     terms: list[QueryTerm] = []
+    excluded: list[QueryTerm] = []
     rest = text
     for match in _QUOTED.finditer(text):
         quoted = next(g for g in match.groups() if g is not None)
         tokens = tuple(t.term for t in iter_tokens(quoted))
+        negated = (
+            match.start() > 0
+            and text[match.start() - 1] == "-"
+            and (match.start() == 1 or text[match.start() - 2].isspace())
+        )
         if tokens:
-            terms.append(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"))
-        rest = rest.replace(match.group(0), " ", 1)
+            term = QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word")
+            (excluded if negated else terms).append(term)
+        rest = rest.replace(("-" if negated else "") + match.group(0), " ", 1)
     for chunk in rest.split():
+        if _excludes(chunk):
+            tokens = tuple(t.term for t in iter_tokens(chunk[1:]))
+            excluded.append(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"))
+            continue
         if has_cjk(chunk):
             for piece in re.split(f"([{_cjk_class()}]+)", chunk):
                 if not piece:
@@ -178,12 +245,12 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
     if content:
         terms = content
     unique: list[QueryTerm] = []
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[str, ...]] = {t.tokens for t in excluded}
     for term in terms:
         if term.tokens not in seen:
             seen.add(term.tokens)
             unique.append(term)
-    return QueryPlan(text=text, terms=unique[:max_terms])
+    return QueryPlan(text=text, terms=unique[:max_terms], excluded=excluded[:max_terms])
 
 
 @lru_cache(maxsize=1)

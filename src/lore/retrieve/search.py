@@ -17,13 +17,14 @@ from typing import Any
 from ..errors import QueryError
 from ..model import Explain, Hit, SearchResult
 from ..store.sqlite import SqliteStore
-from .query import QueryPlan, plan
+from .query import QueryPlan, QueryTerm, plan, shown_query
 from .snippet import Evidence, build_evidence, matched_in
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
 MAX_DF_RATIO = 0.1
 PRUNE_ABOVE_TERMS = 12  # short queries cost little: keep every term that can match
 KEEP_WHEN_ALL_COMMON = 4
+SCORE_ONLY_POSTINGS = 100_000
 COMMON_WORD_DF_RATIO = 0.35
 TIE_MARGIN = 20
 MAX_LIMIT = 1000
@@ -41,6 +42,9 @@ class Filters:
     path: str | None = None
     since: str | None = None
     until: str | None = None
+    # A date window leaves out undated notes (no date in front matter, file name or text)
+    # unless asked: they may be from any time.
+    include_undated: bool = False
     # Access rules (lore.memory.access): the GLOBs a principal may see; None = everything.
     # Applied in SQL wherever notes are ranked or counted, so nothing else leaks.
     allow: tuple[str, ...] | None = None
@@ -83,6 +87,8 @@ def make_filters(
     path: str | None = None,
     since: str | None = None,
     until: str | None = None,
+    *,
+    include_undated: bool = False,
 ) -> Filters:
     if isinstance(tags, str):
         tags = [tags]
@@ -101,7 +107,7 @@ def make_filters(
     hi = parse_date_bound(until, name="--until", end=True)
     if lo and hi and lo > hi:
         raise QueryError(f"--since {since} is after --until {until}")
-    return Filters(clean_tags, path.strip() if path else None, lo, hi)
+    return Filters(clean_tags, path.strip() if path else None, lo, hi, include_undated)
 
 
 def _glob(path: str) -> str:
@@ -121,12 +127,16 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     if filters.path:
         clauses.append("n.path GLOB ?")
         params.append(_glob(filters.path))
+    dated = []
     if filters.since:
-        clauses.append("n.date >= ?")
+        dated.append("n.date >= ?")
         params.append(filters.since)
     if filters.until:
-        clauses.append("n.date <= ?")
+        dated.append("n.date <= ?")
         params.append(filters.until)
+    if dated:
+        window = " AND ".join(dated)
+        clauses.append(f"({window} OR n.date IS NULL)" if filters.include_undated else window)
     if filters.allow is not None:
         clauses.append(_allow_clause(filters.allow))
         params.extend(filters.allow)
@@ -166,16 +176,25 @@ def prune(
     query_plan: QueryPlan,
     max_df_ratio: float,
     allow: tuple[str, ...] | None = None,
+    *,
+    want: int = 0,
 ) -> tuple[QueryPlan, list[str]]:
-    """Drop terms that cannot match or barely discriminate, before FTS5 sees them.
+    """Split the terms into those that bring candidates and those that only score them.
 
     BM25 gives a term found in more than `max_df_ratio` of the notes a small weight, yet
-    FTS5 must score every note that holds it: at 100k notes a long question's common
-    characters make it 10x slower for a change in ranking that rarely matters. So in
-    queries of more than PRUNE_ABOVE_TERMS terms, single tokens that common are dropped;
-    phrases are always kept (a phrase of common characters can still be rare). Terms
-    absent from the index are dropped in every query (they match nothing).
-    Returns the pruned plan and the texts of the dropped terms (for --explain).
+    FTS5 would read every note that holds it: at 100k notes a long question's common
+    characters make it 10x slower. So single CJK characters that common, single words
+    that common in queries of more than PRUNE_ABOVE_TERMS terms, and dictionary words made
+    only of very common characters become `score_only`: they score every candidate (notes
+    holding every query word come first), but the rarer terms say which notes are the
+    candidates. When those rare terms are found in fewer than `want` notes, the rarest
+    common terms bring candidates too (recall first).
+
+    Returns the plan and the texts of the terms left out, for --explain: those absent from
+    the index (they match nothing), single tokens found in more than half of the notes, to
+    which BM25 gives no weight (FTS5 floors an IDF <= 0 to 1e-6), and the commonest terms
+    of a long question past the postings budget (SCORE_ONLY_POSTINGS), whose weight is
+    small and whose cost, at 100k notes, is most of the query's.
     """
     tokens = sorted({tok for term in query_plan.terms for tok in term.tokens})
     if allow is not None:
@@ -185,30 +204,77 @@ def prune(
         df = store.document_frequencies(tokens)
         total = max(int(store.query("SELECT count(*) FROM notes")[0][0]), 1)
     limit = max_df_ratio * total
-    kept, dropped = [], []
     many = len(query_plan.terms) > PRUNE_ABOVE_TERMS
-    for term in query_plan.terms:
-        rarest = min(df.get(tok, 0) for tok in term.tokens)
+
+    def rarest(term: QueryTerm) -> int:
+        return min(df.get(tok, 0) for tok in term.tokens)
+
+    def weightless(term: QueryTerm) -> bool:
+        return len(term.tokens) == 1 and rarest(term) > total / 2
+
+    present = [t for t in query_plan.terms if rarest(t) > 0]
+    common: list[QueryTerm] = []
+    for term in present:
         # Single CJK characters are the bulk of a Chinese query's terms and of its cost;
-        # single words are pruned only in long queries (English words carry more weight).
+        # single words only in long queries (English words carry more weight).
         single = len(term.tokens) == 1 and (many or term.kind == "cjk_char")
         # A dictionary word made only of very common characters ("成为", "开始") is itself
-        # common: scoring it costs as much as scoring its characters, for as little gain.
-        common_word = term.kind == "cjk_word" and rarest > COMMON_WORD_DF_RATIO * total
-        common = (single and rarest > limit) or common_word
-        if rarest == 0 or common:
-            dropped.append(term)
-        else:
-            kept.append(term)
-    if not kept:
-        # Everything is common: keep the rarest few so the query still ranks something.
-        present = [t for t in query_plan.terms if min(df.get(x, 0) for x in t.tokens) > 0]
-        present.sort(key=lambda t: min(df[x] for x in t.tokens))
-        kept = present[:KEEP_WHEN_ALL_COMMON]
-        dropped = [t for t in dropped if t not in kept]
-    kept_set = set(kept)
-    ordered = [t for t in query_plan.terms if t in kept_set]
-    return QueryPlan(text=query_plan.text, terms=ordered), [t.text for t in dropped]
+        # common: reading its notes costs as much as reading its characters'.
+        common_word = term.kind == "cjk_word" and rarest(term) > COMMON_WORD_DF_RATIO * total
+        if (single and rarest(term) > limit) or common_word or weightless(term):
+            common.append(term)
+    common.sort(key=rarest)
+    generating = [t for t in present if t not in common]
+    # Everything common: the rarest few bring the candidates. Too few candidates: the
+    # rarest common terms bring more (a note holds at least the most frequent one's count).
+    keep = KEEP_WHEN_ALL_COMMON if not generating else 0
+    while common and (keep > 0 or max(map(rarest, generating), default=0) < want):
+        generating.append(common.pop(0))
+        keep -= 1
+    # Scoring a common term reads its whole note list once per query: they score, rarest
+    # first, while the notes they add up to stay within SCORE_ONLY_POSTINGS (every one of
+    # them below ~10k notes; at 100k notes a long question's ten rarest or so).
+    score_only: list[QueryTerm] = []
+    postings = 0
+    for term in common:
+        postings += rarest(term)
+        if weightless(term) or postings > SCORE_ONLY_POSTINGS:
+            break
+        score_only.append(term)
+    scored = [t for t in present if t in generating or t in score_only]
+    return (
+        QueryPlan(query_plan.text, scored, tuple(score_only), list(query_plan.excluded)),
+        [t.text for t in query_plan.terms if t not in scored],
+    )
+
+
+def widen(query_plan: QueryPlan) -> QueryPlan | None:
+    """The plan with the rarest half of its score-only terms bringing candidates too (None
+    when every term already does): for when the rare terms brought too few notes."""
+    if not query_plan.score_only:
+        return None
+    half = (len(query_plan.score_only) + 1) // 2
+    return QueryPlan(
+        query_plan.text,
+        query_plan.terms,
+        query_plan.score_only[half:],
+        list(query_plan.excluded),
+    )
+
+
+def ranked_candidates(
+    store: SqliteStore,
+    query_plan: QueryPlan,
+    filters: Filters,
+    depth: int,
+    weights: list[float],
+) -> tuple[QueryPlan, list[tuple[int, float]]]:
+    """rank() at `depth`, widening the plan (see widen) while it finds fewer notes."""
+    ranked = rank(store, query_plan, filters, depth, weights) if query_plan.terms else []
+    while len(ranked) < depth and (wider := widen(query_plan)) is not None:
+        query_plan = wider
+        ranked = rank(store, query_plan, filters, depth, weights)
+    return query_plan, ranked
 
 
 def rank(
@@ -255,6 +321,17 @@ def _count(store: SqliteStore, query_plan: QueryPlan, filters: Filters | None = 
     )
 
 
+def count_matching(store: SqliteStore, query_plan: QueryPlan, filters: Filters) -> int:
+    """How many notes the query matched: those that pass the filters and hold a term that
+    brings candidates (terms too common for that only score them) and no excluded term."""
+    where, params = _filter_sql(filters)
+    if not where:
+        sql = "SELECT count(*) FROM fts WHERE fts MATCH ?"
+    else:
+        sql = f"SELECT count(*) FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ?{where}"
+    return int(store.query(sql, [query_plan.candidate_query, *params])[0][0])
+
+
 def _field_scores(
     store: SqliteStore, query_plan: QueryPlan, ids: list[int], weights: list[float]
 ) -> dict[int, dict[str, float]]:
@@ -286,8 +363,10 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
         return SearchResult([], query=text, mode=options.mode, reason=reason)
     weights = _weights(options)
     with store.snapshot():
-        query_plan, dropped = prune(store, query_plan, options.max_df_ratio, filters.allow)
-        ranked = rank(store, query_plan, filters, limit, weights) if query_plan.terms else []
+        query_plan, dropped = prune(
+            store, query_plan, options.max_df_ratio, filters.allow, want=limit
+        )
+        query_plan, ranked = ranked_candidates(store, query_plan, filters, limit, weights)
         if not ranked:
             matched = _count(store, query_plan, filters) if query_plan.terms else 0
             reason = (
@@ -311,8 +390,10 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
             fields=field_scores.get(nid, {}),
             matched_terms=[t.text for t in query_plan.terms if t in hit_terms],
             query_terms=[t.text for t in full_plan.terms],
-            fts_query=query_plan.fts_query,
+            fts_query=shown_query(query_plan),
             dropped_terms=dropped,
+            score_only_terms=[t.text for t in query_plan.score_only],
+            excluded_terms=[t.text for t in query_plan.excluded],
         )
 
     hits = [
@@ -325,7 +406,8 @@ def search(store: SqliteStore, text: str, filters: Filters, options: SearchOptio
         )
         for nid, score in ranked
     ]
-    return SearchResult(hits, query=text, mode=options.mode, matched=len(hits))
+    matched = count_matching(store, query_plan, filters)
+    return SearchResult(hits, query=text, mode=options.mode, matched=matched)
 
 
 @dataclass(frozen=True)
@@ -382,8 +464,11 @@ def make_hit(
 ) -> Hit:
     if evidence is None:
         evidence = build_evidence(
-            row.body, row.body_line, row.headings, query_plan, markers=options.markers
+            row.body, row.body_line, row.headings, query_plan.evidence, markers=options.markers
         )
+    words = query_plan.words
+    # The evidence saw every match in the text it was cut from; names and tags add theirs.
+    held = set(evidence.matched) | matched_in(f"{row.title}\n{' '.join(row.tags)}", query_plan)
     return Hit(
         path=row.path,
         title=row.title,
@@ -396,4 +481,6 @@ def make_hit(
         tags=row.tags,
         mode=mode or options.mode,
         explain=explain_for(row.id, evidence, row) if explain_for else None,
+        words_matched=[w.text for w in words if w in held],
+        words_total=len(words),
     )

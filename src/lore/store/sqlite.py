@@ -29,7 +29,11 @@ from ..errors import (
 from .schema import FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 5_000
-TOKENIZER_VERSION = "1"
+# The version of what a note file becomes in the index (tokens, tags, dates, the title
+# field). A sync re-derives an index whose rows came from another version.
+# 2: one Markdown reader (Obsidian tag rules), no mtime dates, file name and aliases as title
+#    text, symbol names (c++, C#, .NET) as tokens.
+TOKENIZER_VERSION = "2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +211,8 @@ class SqliteStore:
                 for _name, migrate in MIGRATIONS[version:]:
                     migrate(self.db)
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
-                self.set_meta("tokenizer_version", TOKENIZER_VERSION)
+                if version == 0:  # an upgraded index keeps the version its rows came from
+                    self.set_meta("tokenizer_version", TOKENIZER_VERSION)
                 if self.get_meta("vault_root") is None:
                     self.set_meta("vault_root", str(self.vault_root))
         self._check_vault()
@@ -425,20 +430,21 @@ class SqliteStore:
         self._delete_derived(note_id)
         self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
 
-    def note_fields(self, note_id: int) -> tuple[str, dict[str, Any], list[str], str, str]:
-        """(title, front matter, tags, summary, body) as stored, to re-derive old terms."""
+    def note_fields(self, note_id: int) -> tuple[str, dict[str, Any], str, list[str], str, str]:
+        """(title, front matter, path, tags, summary, body) as stored, to re-derive old
+        terms (lore.derive.fields.note_fts_fields)."""
         row = self.db.execute(
-            "SELECT title, frontmatter, summary, body FROM notes WHERE id = ?", (note_id,)
+            "SELECT title, frontmatter, path, summary, body FROM notes WHERE id = ?", (note_id,)
         ).fetchone()
         assert row is not None, f"note {note_id} vanished inside a transaction"
-        title, fm, summary, body = row
+        title, fm, path, summary, body = row
         tags = [
             str(tag)
             for (tag,) in self.db.execute(
                 "SELECT tag FROM tags WHERE note_id = ? ORDER BY position", (note_id,)
             )
         ]
-        return str(title), json.loads(fm), tags, str(summary), str(body)
+        return str(title), json.loads(fm), str(path), tags, str(summary), str(body)
 
     def apply_df(self, delta: dict[str, int]) -> None:
         changes = [(term, n) for term, n in delta.items() if n]

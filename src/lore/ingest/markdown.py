@@ -1,0 +1,206 @@
+"""The Markdown reader every part of lore shares: lines and fenced code, headings, wikilinks,
+inline tags and dates. Indexing (lore.ingest.parse) and agent memory (lore.memory) both read
+notes through these functions, so a heading, a link, a tag or a date is the same thing to
+search, to the tag filter, to cluster labels and to entity cards. Pure functions.
+
+Tags follow Obsidian's rules: `#tag` or `#parent/child` at the start of a line or after
+white space, made of letters, digits, `_`, `-` and `/`, with at least one character that
+is not a digit; never inside code (fenced or inline), a wikilink or embed (`[[#Heading]]`,
+`[[note#Heading]]`), a Markdown link target, a URL or a comment (`%%…%%`, `<!-- … -->`).
+So `C#`, `#123`, `issue#45` and `x.com/#anchor` are not tags.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+# A code fence at any indentation (fences inside list items are indented past 3 spaces),
+# inside a block quote / callout, or opening a list item ("- ```c", as outliners write);
+# a backtick fence's info string holds no backtick, so "```x```" is inline code.
+FENCE = re.compile(r"^[ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*(?:(`{3,})(?!.*`)|(~{3,}))")
+# [[target#anchor|shown]] and ![[embed]]: target (may be empty: [[#Heading]]), anchor, shown.
+WIKILINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
+MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\(([^()\s]*)\)")
+
+# What is never a tag's context: inline code, wikilinks and embeds, link targets, URLs,
+# comments. Replaced by a space before tags are looked for.
+_NOT_TAG_TEXT = re.compile(
+    r"(`+).*?(?<!`)\1(?!`)"  # inline code: a run of backticks to a run as long
+    r"|!?\[\[[^\]\n]*\]\]"  # [[link]], [[#Heading]], ![[embed]]
+    r"|\]\([^)\n]*\)"  # the target of [text](target)
+    r"|<[a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*>"  # <https://autolink>
+    r"|\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*"  # bare URLs
+    r"|%%.*?%%|<!--.*?-->"  # Obsidian and HTML comments on one line
+)
+_TAG = re.compile(r"(?<!\S)#([\w\-/]+)")
+_LINE_PREFIX = re.compile(r"^[ \t]*(?:>[ \t]*)*")
+
+_DATE_AT_START = re.compile(
+    r"^\s*(\d{4})\s*(?:[-/.]|年)\s*(\d{1,2})\s*(?:[-/.]|月)\s*(\d{1,2})(?:日|号)?(?!\d)"
+)
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
+_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+# A labelled date near the top of a note ("date: 2026-09-03", "- 日期：2026年9月3日").
+_DATE_LABEL = re.compile(
+    r"^[\s>*_\-+]*(?:date|created|published|updated|日期|时间|创建|创建于|创建时间|创建日期"
+    r"|发布|发布于|发布时间|发布日期|更新时间|生成时间|写于)[\s*_]*[:：]?[\s*_]*",
+    re.IGNORECASE,
+)
+TEXT_DATE_LINES = 12  # how many lines at the top of a note may carry its date
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int  # 1-based line of the file
+    text: str  # without the line break
+    offset: int  # character offset of the line in the body
+    code: bool  # inside a fenced code block (or a fence line)
+
+
+def strip_markup(text: str) -> str:
+    """Plain text of a short Markdown fragment: links to their text, emphasis removed."""
+    text = WIKILINK.sub(lambda m: (m.group(3) or m.group(1) or "").strip(), text)
+    text = MD_LINK.sub(lambda m: m.group(1), text)
+    return re.sub(r"(\*\*|__|`)", "", text).strip()
+
+
+def _fence_after(fence: str | None, text: str) -> tuple[str | None, bool]:
+    """(the fence open after the line `text`, is the line code) given the fence open
+    before it: a fence is closed by a run of the same character at least as long."""
+    match = FENCE.match(text)
+    run = (match.group(1) or match.group(2)) if match else ""
+    if fence is not None:  # a closing fence carries no info string
+        closes = (
+            run[:1] == fence[0] and len(run) >= len(fence) and not text[match.end() :].strip()
+            if match
+            else False
+        )
+        return (None if closes else fence), True
+    if run:
+        return run, True
+    return None, False
+
+
+def iter_lines(body: str, body_line: int) -> Iterator[Line]:
+    """Every line of `body` with its number, offset and whether it is code.
+
+    Only \\n ends a line (as in editors): str.splitlines would also split at form feeds
+    and U+2028 and shift every later line number."""
+    fence: str | None = None
+    offset = 0
+    for number, raw in enumerate(body.split("\n")):
+        text = raw.rstrip("\r")
+        fence, code = _fence_after(fence, text)
+        yield Line(body_line + number, text, offset, code)
+        offset += len(raw) + 1
+
+
+def without_code(text: str) -> str:
+    """`text` with its fenced code lines left out (an unclosed fence runs to the end, as in
+    a summary cut inside a code block): what a note says, not the code it quotes."""
+    return "\n".join(line.text for line in iter_lines(text, 1) if not line.code)
+
+
+def open_fence(body: str) -> str | None:
+    """The code fence still open at the end of `body` (its opening run, e.g. "```"), or
+    None: text appended after an unclosed fence would be read as code."""
+    fence: str | None = None
+    for raw in body.split("\n"):
+        fence, _code = _fence_after(fence, raw.rstrip("\r"))
+    return fence
+
+
+def line_tags(text: str) -> list[str]:
+    """The inline tags of one line of text outside fenced code, as written (no `#`)."""
+    if "#" not in text:
+        return []
+    heading = HEADING.match(text)
+    if heading:
+        text = heading.group(2)
+    text = _NOT_TAG_TEXT.sub(" ", _LINE_PREFIX.sub("", text))
+    tags: list[str] = []
+    for match in _TAG.finditer(text):
+        tag = match.group(1).strip("/")
+        if tag and not tag.replace("/", "").isdigit() and "//" not in tag:
+            tags.append(tag)
+    return tags
+
+
+def wikilink_targets(text: str) -> list[str]:
+    """The note targets of the wikilinks in `text` (`[[#Heading]]` links to no note)."""
+    return [t for m in WIKILINK.finditer(text) if (t := m.group(1).strip())]
+
+
+def leading_date(text: str) -> tuple[str | None, str | None, str]:
+    """(YYYY-MM-DD or None, the date as written or None, the rest of the text).
+
+    A text that starts like a full date but is not one ('2026-13-45') gives (None, raw,
+    rest): the caller reports it."""
+    match = _DATE_AT_START.match(text)
+    if not match:
+        return None, None, text.strip()
+    raw = match.group(0).strip()
+    rest = text[match.end() :].lstrip(" \t:：-–—,，")
+    try:
+        return dt.date(*(int(g) for g in match.groups())).isoformat(), raw, rest.strip()
+    except ValueError:
+        return None, raw, rest.strip()
+
+
+def as_date(value: object) -> tuple[str | None, str | None]:
+    """A front matter or field value → (YYYY-MM-DD or None, the value as text or None).
+
+    Accepts dates and datetimes, and text that starts with a date (2026-09-03, 2026/9/3,
+    2026.9.3, 2026年9月3日, an ISO timestamp) or holds one ISO date."""
+    if value is None or isinstance(value, bool):
+        return None, None
+    if isinstance(value, dt.datetime | dt.date):
+        return value.strftime("%Y-%m-%d"), value.isoformat()
+    raw = str(value).strip()
+    if not raw:
+        return None, None
+    date, written, _rest = leading_date(raw)
+    if date is not None:
+        return date, raw
+    match = _ISO_DATE.search(raw) if written is None else None
+    if match:
+        try:
+            return dt.date(*(int(g) for g in match.groups())).isoformat(), raw
+        except ValueError:
+            return None, raw
+    return None, raw
+
+
+def date_from_name(name: str) -> str | None:
+    """The first real YYYY-MM-DD date in a file name."""
+    for match in _DATE_IN_NAME.finditer(name):
+        try:
+            return dt.date(*(int(g) for g in match.groups())).isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def date_in_text(body: str) -> str | None:
+    """The date a note gives itself near its top: a line that starts with a full date, or a
+    labelled one ("date: 2026-09-03", "- 生成时间：2026-06-30 02:11"). Code is skipped."""
+    seen = 0
+    for line in iter_lines(body, 1):
+        text = line.text.strip()
+        if not text or line.code:
+            continue
+        seen += 1
+        if seen > TEXT_DATE_LINES:
+            break
+        heading = HEADING.match(text)
+        if heading:
+            text = heading.group(2)
+        label = _DATE_LABEL.match(text)
+        date, _raw, _rest = leading_date(text[label.end() :] if label else text.lstrip("-*+> "))
+        if date is not None:
+            return date
+    return None
