@@ -92,7 +92,7 @@ def test_serve_refuses_what_it_cannot_do_safely(tmp_path: Path) -> None:
     bare.mkdir()
     (bare / "a.md").write_text("# a\n")
     code, _out, err = run("serve", "--vault", str(bare))
-    assert code == 1 and "no index yet" in err and "lore index" in err
+    assert code == 1 and "has no lore index yet" in err and "lore index" in err
     code, _out, err = run("serve", "--vault", str(root), "--rate", "-1")
     assert code == 1 and "--rate -1" in err
     code, _out, err = run("serve", "--vault", str(root), "--allow-origin", "evil")

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError, NotFoundError, shown
+from ..ingest.markdown import HEADING, iter_lines, open_fence
 from ..ingest.parse import split_frontmatter
-from ..memory.markdown import HEADING, iter_lines, open_fence, slug, split_heading
+from ..memory.markdown import slug, split_heading
 
 
 @dataclass(frozen=True)
