@@ -605,15 +605,9 @@ class Vault:
             self.sync()
         except (IndexBusyError, IndexReadOnlyError, IndexFullError):
             return change  # written; the next sync takes it in
-        if change.hash is None:
-            held = not self.store.query("SELECT 1 FROM notes WHERE path = ?", [change.path])
-        else:
-            held = bool(
-                self.store.query(
-                    "SELECT 1 FROM notes WHERE path = ? AND hash = ?", [change.path, change.hash]
-                )
-            )
-        return replace(change, indexed=held)
+        from .store.scope import indexed_hash
+
+        return replace(change, indexed=indexed_hash(self.store, change.path) == change.hash)
 
     def note_source(self, path: str, *, principal: str | None = None) -> dict[str, str]:
         """The note file's whole text as it is now (front matter included) and its content

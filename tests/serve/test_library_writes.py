@@ -121,9 +121,30 @@ def test_symlinks_are_never_written_through(vault: lore.Vault, tmp_path: Path) -
         vault.edit_note("public/victim.md", base_hash="0" * 64, text="x")
     with pytest.raises(PathError, match="symlink"):
         vault.delete_note("public/victim.md")
+    with pytest.raises(PathError, match="symlink"):
+        vault.move_note(NOTE, "public/linked/moved.md")
     assert (outside / "victim.md").read_text(encoding="utf-8") == "mine"
     assert sorted(p.name for p in outside.iterdir()) == ["victim.md"]
     assert tree(vault.root) == before
+
+
+def test_restore_never_writes_or_reads_through_a_link(vault: lore.Vault, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("not the vault's", encoding="utf-8")
+    os.symlink(outside, vault.root / "public" / "linked")
+    gone = vault.delete_note("public/架构说明.md")
+    with pytest.raises(PathError, match="symlink"):  # restored into a linked folder
+        vault.restore_note(str(gone.trash_id), to="public/linked/架构说明.md")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+    assert [i.id for i in vault.trash()] == [gone.trash_id]  # still there to restore
+    planted = vault.root / ".lore/trash" / str(gone.trash_id) / "public/架构说明.md"
+    planted.unlink()  # the trashed file swapped for a link to a file outside
+    os.symlink(outside / "secret.md", planted)
+    before = tree(vault.root)
+    with pytest.raises(NotFoundError):
+        vault.restore_note(str(gone.trash_id))
+    assert tree(vault.root) == before and not (vault.root / "public/架构说明.md").exists()
 
 
 def test_a_principal_writes_only_where_its_rules_allow(vault: lore.Vault) -> None:

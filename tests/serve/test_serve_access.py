@@ -5,9 +5,11 @@ counts, snippets, backlinks, map points, cluster labels, tag lists, memory or st
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 from serve_support import PRIVATE, PUBLIC, PUBLIC_NOTES, assert_no_private, make_vault, running
@@ -120,3 +122,82 @@ def test_a_principal_without_rules_sees_nothing(served: dict[str, Any]) -> None:
         assert found["hits"] == [] and "no access rules" in found["reason"]
         assert client.get(f"{PREFIX}/tags").json()["tags"] == []
         assert client.get(f"{PREFIX}/clusters").json()["clusters"] == []
+
+
+PUBLIC_CARD = "entities/张三.md"
+PRIVATE_CARD = "entities/王老板.md"
+CARDS = {
+    PUBLIC_CARD: """---
+type: person
+aliases: [Zhang San, zs]
+last_activity: 2026-11-18
+---
+# 张三
+
+数据平台组的工程师，负责客户去重。
+
+## 关系
+- 负责 [[客户去重规则 v2]]
+""",
+    PRIVATE_CARD: """---
+type: person
+aliases: [老板, SECRETWORD]
+last_activity: 2026-11-19
+---
+# 王老板
+
+决定薪资方案的人。
+
+## 关系
+- 管理 [[张三]]
+- 批准 [[调整方案]]
+""",
+}
+
+
+def test_entity_cards_relations_and_mentions_stay_inside_the_rules(tmp_path: Path) -> None:
+    """A visible card is shown whole except what comes from a hidden one: the hidden
+    card's incoming relation, its aliases, its mentions."""
+    root = make_vault(tmp_path / "vault", clusters=False)
+    config = root / ".lore/config.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace('guest = ["public/"]', f'guest = ["public/", "{PUBLIC_CARD}"]'),
+        encoding="utf-8",
+    )
+    for rel, body in CARDS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body, encoding="utf-8")
+    with lore.open(root) as vault:
+        vault.sync()
+        guest = vault.add_token("guest", principal="guest").secret
+        owner_card = vault.lookup("张三").to_dict()
+    owner_relations = json.dumps(owner_card, ensure_ascii=False)
+    assert "王老板" in owner_relations  # the owner sees who manages 张三: the test can fail
+    card = quote(PUBLIC_CARD)
+    urls = [
+        "/memory",
+        f"/note/{card}",
+        f"{PREFIX}/lookup?q={quote('张三')}",
+        f"{PREFIX}/lookup?q=zs",
+        f"{PREFIX}/lookup?q={quote('老板')}",
+        f"{PREFIX}/context?task={quote('张三 负责 什么')}",
+        f"{PREFIX}/recent?days=30",
+        f"{PREFIX}/snapshot",
+        f"{PREFIX}/links/{card}",
+        f"{PREFIX}/notes/{card}",
+        f"{PREFIX}/check",
+        f"{PREFIX}/search?q={quote('张三')}&explain=1",
+    ]
+    with running(root, require_token=True, rate=0) as server, server.client(guest) as client:
+        memory_page = client.get("/memory").text
+        assert "张三" in memory_page  # the visible card is on the page
+        for url in urls:
+            answer = client.get(url)
+            assert answer.status_code == 200, (url, answer.text[:300])
+            echo = "老板" if "老板" in unquote(url) else ""
+            assert_no_private(answer.text, f"guest {url}", echo)
+            assert "王老板" not in answer.text, url
+        found = client.get(f"{PREFIX}/lookup", params={"q": "张三"}).json()
+        assert found["entity"]["name"] == "张三"
+        assert {r["direction"] for r in found["entity"]["relations"]} == {"out"}

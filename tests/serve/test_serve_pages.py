@@ -133,3 +133,12 @@ def test_notes_render_safely() -> None:
     assert "tracker.example/p.png" in html and ' src="' not in html  # shown, never loaded
     assert "<mark>去重</mark>" in html
     assert [anchor for _level, _text, anchor in toc] == ["标题", "去重规则", "去重规则-1"]
+
+
+def test_both_languages_say_everything() -> None:
+    from lore.serve.i18n import MESSAGES, TRENDS
+
+    assert set(MESSAGES["en"]) == set(MESSAGES["zh"])
+    assert set(TRENDS["en"]) == set(TRENDS["zh"])
+    same = [k for k in MESSAGES["en"] if MESSAGES["en"][k] == MESSAGES["zh"][k]]
+    assert same == ["app"], same  # every word but the name is translated

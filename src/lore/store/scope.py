@@ -36,3 +36,9 @@ def counts(store: SqliteStore, allow: Sequence[str] | None) -> dict[str, int]:
         f"SELECT count(*) FROM links l JOIN notes n ON n.id = l.note_id WHERE 1{where}", params
     )[0][0]
     return {"notes": int(notes), "tags": int(tags), "links": int(links)}
+
+
+def indexed_hash(store: SqliteStore, path: str) -> str | None:
+    """The content hash the index holds for the note at `path` (None: not indexed)."""
+    rows = store.query("SELECT hash FROM notes WHERE path = ?", [path])
+    return str(rows[0][0]) if rows else None
