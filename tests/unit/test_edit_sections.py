@@ -54,6 +54,16 @@ def test_append_to_a_section_and_to_the_end() -> None:
     assert end == NOTE.rstrip("\n") + "\n\n最后一行\n"
 
 
+def test_an_item_appended_to_a_list_continues_it() -> None:
+    listed = "# 笔记\n\n## 计划\n\n- 一\n- 二\n\n## 下周\n\n1. 甲\n"
+    assert "- 一\n- 二\n- 三\n\n## 下周" in append(listed, "- 三", heading="计划")
+    assert append(listed, "2. 乙").endswith("1. 甲\n2. 乙\n")
+    assert append(listed, "- 乙").endswith("1. 甲\n\n- 乙\n")  # another kind of list
+    assert "- 二\n\n段落\n\n## 下周" in append(listed, "段落", heading="计划")
+    fenced = append("# A\n\n```\n- code\n", "- item")
+    assert fenced.endswith("```\n\n- item\n")  # a list item in code is no list
+
+
 def test_append_closes_an_unclosed_fence_first() -> None:
     out = append("# A\n\n```\ncode\n", "after")
     assert out.endswith("```\n\nafter\n")

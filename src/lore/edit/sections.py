@@ -10,6 +10,7 @@ a higher level (`## A` ends at the next `##` or `#`, not at `###`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import ConfigError, NotFoundError, shown
@@ -74,6 +75,18 @@ def find_section(text: str, heading: str, *, path: str = "note") -> Section:
     raise NotFoundError(f"{shown(path)}: no section headed {shown(wanted)!s} (headings: {names})")
 
 
+_LIST_ITEM = re.compile(r"^[ \t]*(?:([-*+])|\d{1,9}([.)]))[ \t]+\S")
+
+
+def _separator(last: str, first: str) -> list[str]:
+    """The lines between what is there and what is appended: none when a list item follows
+    an item of the same kind of list (the list goes on, it does not become a loose list);
+    else one blank line."""
+    before, after = _LIST_ITEM.match(last), _LIST_ITEM.match(first)
+    same = before is not None and after is not None and before.groups() == after.groups()
+    return [] if same else [""]
+
+
 def _block(addition: str) -> list[str]:
     """What is written as lines: no trailing blank lines, an unclosed fence closed."""
     text = addition.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
@@ -97,7 +110,8 @@ def replace_section(text: str, heading: str, body: str, *, path: str = "note") -
 
 def append(text: str, addition: str, *, heading: str | None = None, path: str = "note") -> str:
     """`text` with `addition` at its end, or at the end of the section `heading`, set off
-    by a blank line; the note keeps ending with a line break."""
+    by a blank line (a list item after a list item continues the list); the note keeps
+    ending with a line break."""
     new = _block(addition)
     if not any(line.strip() for line in new):
         raise ConfigError(f"{shown(path)}: nothing to append")
@@ -105,14 +119,20 @@ def append(text: str, addition: str, *, heading: str | None = None, path: str = 
     if heading is None:
         fence = open_fence(text)
         head = text.rstrip("\n")
-        closer = f"\n{fence}" if fence else ""
-        return (head + closer + "\n\n" if head else "") + "\n".join(new) + "\n"
+        if not head:
+            return "\n".join(new) + "\n"
+        if fence:
+            head, gap = f"{head}\n{fence}", [""]
+        else:
+            gap = _separator(head.rpartition("\n")[2], new[0])
+        return "\n".join([head, *gap, *new]) + "\n"
     section = find_section(text, heading, path=path)
     before = lines[: section.end - 1]
     while len(before) > section.line and not before[-1].strip():
         before.pop()
     after = lines[section.end - 1 :]
     gap = [""] if after and any(line.strip() for line in after) else []
-    out = before + [""] + new + gap + after
+    joint = _separator(before[-1], new[0]) if len(before) > section.line else [""]
+    out = before + joint + new + gap + after
     joined = "\n".join(out)
     return joined if joined.endswith("\n") else joined + "\n"
