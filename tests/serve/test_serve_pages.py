@@ -142,3 +142,10 @@ def test_both_languages_say_everything() -> None:
     assert set(TRENDS["en"]) == set(TRENDS["zh"])
     same = [k for k in MESSAGES["en"] if MESSAGES["en"][k] == MESSAGES["zh"][k]]
     assert same == ["app"], same  # every word but the name is translated
+
+
+def test_obsidian_comments_are_set_apart_not_run() -> None:
+    body = "a %% 不要 <b>改</b> %% b\n\n`%% code %%` and 50%% off\n"
+    html, _toc = render_note(body, here="a.md", links={}, query="改")
+    assert '<span class="comment">%% 不要 &lt;b&gt;<mark>改</mark>&lt;/b&gt; %%</span>' in html
+    assert "<code>%% code %%</code>" in html and "50%% off" in html

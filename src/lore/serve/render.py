@@ -2,7 +2,7 @@
 `<script>` is never run), links limited to http(s), mailto and the vault's own notes,
 images not loaded (a note cannot make the browser call anywhere; the CSP also forbids it),
 headings with ids to link to, `[[wikilinks]]` resolved to the notes they name (for this
-caller), and the query's words marked.
+caller), Obsidian comments (`%%…%%`) shown dimmed, and the query's words marked.
 
     html, toc = render_note(body, links={"张三": "entities/张三.md"}, query="去重")
 """
@@ -26,6 +26,7 @@ from ..retrieve.snippet import find_matches
 
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
+_COMMENT = re.compile(r"%%(.*?)%%", re.S)
 
 
 def anchor_of(heading: str) -> str:
@@ -55,6 +56,20 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
             "anchor": (match.group(2) or "").strip() or None,
             "shown": (match.group(3) or "").strip(),
         }
+    state.pos = match.end()
+    return True
+
+
+def _comment_rule(state: StateInline, silent: bool) -> bool:
+    """An Obsidian comment, `%%…%%` within one paragraph: hidden in Obsidian's reading
+    view, kept here (a hit's snippet may point into it) but set apart."""
+    if not state.src.startswith("%%", state.pos):
+        return False
+    match = _COMMENT.match(state.src, state.pos)
+    if match is None:
+        return False
+    if not silent:
+        state.push("obsidian_comment", "", 0).content = match.group(1)
     state.pos = match.end()
     return True
 
@@ -118,6 +133,7 @@ def _md(
     md = _SafeMarkdown("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md.inline.ruler.before("emphasis", "obsidian_comment", _comment_rule)
     used: dict[str, int] = {}
 
     def wikilink(_r: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
@@ -127,6 +143,9 @@ def _md(
         if path is None:
             return f'<span class="wikilink dangling" title="not found">{mark(shown)}</span>'
         return f'<a class="wikilink" href="{note_href(path, meta["anchor"])}">{mark(shown)}</a>'
+
+    def comment(_r: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        return f'<span class="comment">%%{mark(tokens[idx].content)}%%</span>'
 
     def text(_r: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         return mark(tokens[idx].content)
@@ -159,6 +178,7 @@ def _md(
 
     md.add_render_rule("wikilink", wikilink)
     md.add_render_rule("text", text)
+    md.add_render_rule("obsidian_comment", comment)
     md.add_render_rule("heading_open", heading_open)
     md.add_render_rule("image", image)
     md.add_render_rule("link_open", link_open)
