@@ -242,6 +242,16 @@ class Folder:
         except OSError as exc:
             raise _os_error(self.shown(name), exc) from None
 
+    def remove_empty_folder(self, name: str) -> bool:
+        """Remove the subfolder `name` if it is empty (never following a link); True if
+        removed. A folder that is not empty, or not there, is left as it is."""
+        target, at = self._at(name)
+        try:
+            os.rmdir(target, **at)
+        except OSError:
+            return False
+        return True
+
     def sync(self) -> None:
         """Flush the folder itself, so that a rename in it survives a power cut (POSIX)."""
         if self._fd is None:

@@ -97,13 +97,15 @@ def _damaged_index(exc: Exception, ctx: click.Context) -> str | None:
 
 
 # The module of each command. A command's module is imported when the command runs (or
-# its help is shown): a `lore search` process imports one, not all nine.
+# its help is shown): a `lore search` process imports one, not all of them.
 COMMAND_MODULES = {
     **dict.fromkeys(("index", "rebuild", "status", "doctor"), "index"),
     **dict.fromkeys(("search", "show"), "search"),
     **dict.fromkeys(("ingest", "watch"), "capture"),
     "embed": "embed",
     "mcp": "mcp",
+    **dict.fromkeys(("links", "note"), "notes"),
+    **dict.fromkeys(("serve", "token"), "serve"),
     **dict.fromkeys(
         ("remember", "digest", "lookup", "recent", "context", "snapshot", "check"), "memory"
     ),

@@ -108,13 +108,17 @@ class Store(Protocol):
 
     def all_paths(self) -> list[str]: ...
     def truncated_paths(self) -> list[str]: ...
-    def tag_counts(self) -> list[tuple[str, int]]:
+    def tag_counts(self, allow: Sequence[str] | None = None) -> list[tuple[str, int]]:
         """Every tag (as first written, by case-folded key) with how many notes carry it, most used
-        first, ties by tag."""
+        first, ties by tag; only the notes `allow` lets through count (None: every note)."""
         ...
 
-    def counts(self) -> dict[str, int]:
-        """notes, distinct tags and links."""
+    def counts(self, allow: Sequence[str] | None = None) -> dict[str, int]:
+        """notes, distinct tags and links of the notes `allow` lets through."""
+        ...
+
+    def indexed_hash(self, path: str) -> str | None:
+        """The content hash the index holds for the note at `path` (None: not indexed)."""
         ...
 
     def dated_between(self, since: str, until: str) -> list[tuple[int, str, str, str]]:

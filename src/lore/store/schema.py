@@ -250,10 +250,29 @@ def m004_interest(db: Any) -> None:
     )
 
 
+def m005_tokens(db: Any) -> None:
+    """Access tokens of `lore serve` (issue 16). Not derived from the vault: `lore rebuild`
+    keeps them; deleting the index file forgets them. Only a hash of each secret is kept."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS tokens (
+            name       TEXT PRIMARY KEY,        -- chosen by the owner: `lore token add NAME`
+            hash       TEXT NOT NULL UNIQUE,    -- sha256 of the secret, hex
+            principal  TEXT,                    -- [access] principal; NULL: sees everything
+            can_write  INTEGER NOT NULL,        -- 1: may use the write endpoints and tools
+            created    TEXT NOT NULL,           -- ISO time
+            revoked    TEXT,                    -- ISO time; NULL while valid
+            last_used  TEXT                     -- ISO time of the last request, to the minute
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_core", m001_core),
     ("m002_memory", m002_memory),
     ("m003_semantic", m003_semantic),
     ("m004_interest", m004_interest),
+    ("m005_tokens", m005_tokens),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

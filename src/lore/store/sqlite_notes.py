@@ -4,8 +4,10 @@ the reads of single notes, names, tags and dates that the vault, reports and cap
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from .memory import allow_sql
 from .rows import NoteRecord, NoteRow, StoredStat, Unreadable
 from .sqlite_base import SqliteBase, chunks, marks
 
@@ -222,22 +224,37 @@ class NotesSql(SqliteBase):
 
     # -- tags, counts, dates -----------------------------------------------------------------
 
-    def tag_counts(self) -> list[tuple[str, int]]:
+    def tag_counts(self, allow: Sequence[str] | None = None) -> list[tuple[str, int]]:
         """Every tag (as first written, by case-folded key) with how many notes carry it,
-        most used first, ties by tag."""
+        most used first, ties by tag; only the notes `allow` lets through count."""
+        where, params = allow_sql(allow)
         rows = self.query(
-            "SELECT min(tag), count(DISTINCT note_id) AS n FROM tags"
-            " GROUP BY tag_key ORDER BY n DESC, tag_key"
+            "SELECT min(t.tag), count(DISTINCT t.note_id) AS n FROM tags t"
+            f" JOIN notes n ON n.id = t.note_id WHERE 1{where}"
+            " GROUP BY t.tag_key ORDER BY n DESC, t.tag_key",
+            params,
         )
         return [(str(tag), int(n)) for tag, n in rows]
 
-    def counts(self) -> dict[str, int]:
-        """notes, distinct tags and links."""
-        return {
-            "notes": int(self.query("SELECT count(*) FROM notes")[0][0]),
-            "tags": int(self.query("SELECT count(DISTINCT tag_key) FROM tags")[0][0]),
-            "links": int(self.query("SELECT count(*) FROM links")[0][0]),
-        }
+    def counts(self, allow: Sequence[str] | None = None) -> dict[str, int]:
+        """notes, distinct tags and links of the notes `allow` lets through."""
+        where, params = allow_sql(allow)
+        notes = self.query(f"SELECT count(*) FROM notes n WHERE 1{where}", params)[0][0]
+        tags = self.query(
+            "SELECT count(DISTINCT t.tag_key) FROM tags t JOIN notes n ON n.id = t.note_id"
+            f" WHERE 1{where}",
+            params,
+        )[0][0]
+        links = self.query(
+            f"SELECT count(*) FROM links l JOIN notes n ON n.id = l.note_id WHERE 1{where}",
+            params,
+        )[0][0]
+        return {"notes": int(notes), "tags": int(tags), "links": int(links)}
+
+    def indexed_hash(self, path: str) -> str | None:
+        """The content hash the index holds for the note at `path` (None: not indexed)."""
+        rows = self.query("SELECT hash FROM notes WHERE path = ?", [path])
+        return str(rows[0][0]) if rows else None
 
     def dated_between(self, since: str, until: str) -> list[tuple[int, str, str, str]]:
         """(id, path, title, date) of notes dated in [since, until], newest first."""
