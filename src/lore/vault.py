@@ -14,7 +14,7 @@ import json
 import os
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -57,6 +57,9 @@ class Status:
     schema_version: int
     mode: str
     capabilities: dict[str, str]
+    # Issue 19: notes by category (the author's, else the LLM's) and the notes' LLM fields.
+    categories: dict[str, int] = field(default_factory=dict)
+    llm_fields: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -136,22 +139,37 @@ class Vault:
         return self.capabilities.mode()[0]
 
     # -- indexing ----------------------------------------------------------------------------
-    def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
+    def sync(
+        self,
+        progress: Callable[[int, int, str], None] | None = None,
+        *,
+        llm_budget: int | None = None,
+        llm_progress: Callable[[int, int, str], None] | None = None,
+    ) -> SyncReport:
         """Bring the index up to date with the files (only what changed is written), then
-        derive tags and, with a provider configured, embed what changed."""
+        derive tags and, with a provider configured, the notes' LLM fields and vectors of
+        what changed. `llm_budget` caps the model calls (default: the `llm_budget`
+        setting; the rest are made by later syncs); `llm_progress` sees them."""
         from .index.sync import sync as run_sync
 
         report = run_sync(self.store, self.root, progress=progress, **self._scan_settings())
-        return self._after_sync(report, force=False)
+        return self._after_sync(report, force=False, budget=llm_budget, llm_progress=llm_progress)
 
-    def rebuild(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
-        """Drop every derived row and derive it again from the files, in one transaction."""
+    def rebuild(
+        self,
+        progress: Callable[[int, int, str], None] | None = None,
+        *,
+        llm_budget: int | None = None,
+        llm_progress: Callable[[int, int, str], None] | None = None,
+    ) -> SyncReport:
+        """Drop every derived row and derive it again from the files, in one transaction
+        (the notes' LLM fields come back from the stored answers, with no model call)."""
         from .index.sync import sync as run_sync
 
         report = run_sync(
             self.store, self.root, rebuild=True, progress=progress, **self._scan_settings()
         )
-        return self._after_sync(report, force=True)
+        return self._after_sync(report, force=True, budget=llm_budget, llm_progress=llm_progress)
 
     def _scan_settings(self) -> dict[str, Any]:
         return {
@@ -159,13 +177,28 @@ class Vault:
             "gitignore": self.settings.gitignore,
         }
 
-    def _after_sync(self, report: SyncReport, *, force: bool) -> SyncReport:
+    def _after_sync(
+        self,
+        report: SyncReport,
+        *,
+        force: bool,
+        budget: int | None = None,
+        llm_progress: Callable[[int, int, str], None] | None = None,
+    ) -> SyncReport:
         told = self.take_notices()
         if self.store.read_only:  # nothing changed (else the sync raised): nothing to derive
             return replace(report, notices=told + report.notices)
-        after = self.capabilities.after_sync(force=force)
+        after = self.capabilities.after_sync(
+            force=force, llm_budget=budget, llm_progress=llm_progress
+        )
         embedded = after.embed.embedded if after.embed else 0
-        return replace(report, embedded=embedded, notices=told + report.notices + after.notices)
+        fields = after.fields.to_dict() if after.fields and after.fields.model else None
+        return replace(
+            report,
+            embedded=embedded,
+            notices=told + report.notices + after.notices,
+            llm=fields,
+        )
 
     def embed(
         self, *, rebuild: bool = False, progress: Callable[[int, int, str], None] | None = None
@@ -195,6 +228,7 @@ class Vault:
         principal: str | None = None,
         expand_aliases: bool = True,
         include_undated: bool = False,
+        category: str | None = None,
     ) -> SearchResult:
         """Search. Returns a list of Hit (best first) with `.mode`, `.reason`, `.notices`.
 
@@ -202,12 +236,15 @@ class Vault:
         overrides the fuser ("weighted" or "rrf"). `principal` limits everything to the
         paths its access rules allow; `expand_aliases` also searches the other spellings of
         entities the query names (lore.memory). `since`/`until` leave out undated notes
-        unless `include_undated`."""
+        unless `include_undated`. `category`: only notes of this category (the author's
+        `category:`, else the one the LLM chose from `[lore] categories`)."""
         check_query(query)
         tag_list = [tags] if isinstance(tags, str) else list(tags or [])
         if tag:
             tag_list.append(tag)
-        filters = make_filters(tag_list, path, since, until, include_undated=include_undated)
+        filters = make_filters(
+            tag_list, path, since, until, include_undated=include_undated, category=category
+        )
         options = SearchOptions(
             limit=limit,
             explain=explain,
@@ -386,6 +423,16 @@ class Vault:
         links = self.store.query(
             "SELECT target FROM links WHERE note_id = ? ORDER BY target", [nid]
         )
+        from .derive.summary import author_summary
+        from .store.note_llm import shown
+
+        fields = shown(self.store, [nid]).get(nid)
+        if fields is not None and fields.llm_summary:
+            summary_source = "llm"
+        elif author_summary(json.loads(fm), body, title) is not None:
+            summary_source = "frontmatter"
+        else:
+            summary_source = "head_tail"
         return {
             "path": rel,
             "title": title,
@@ -398,6 +445,10 @@ class Vault:
             "links": [t for (t,) in links],
             "headings": [{"level": h[0], "text": h[1], "line": h[3]} for h in json.loads(headings)],
             "summary": summary,
+            "summary_source": summary_source,  # frontmatter | llm | head_tail
+            "claims": fields.claims if fields else [],  # [{text, evidence}], grounded
+            "category": fields.category if fields else None,
+            "llm_model": fields.model if fields else None,
             "body": body,
             "body_line": body_line,
             "size": size,
@@ -491,8 +542,11 @@ class Vault:
         return resolved.relative_to(self.root).as_posix()
 
     def status(self) -> Status:
+        from .store import note_llm
+
         mode, why = self.capabilities.mode(detail=True)
         meta = self.store.all_meta()
+        fields = note_llm.stats(self.store)
         count = {
             table: int(self.store.query(f"SELECT count(*) FROM {table}")[0][0])
             for table in ("notes", "tags", "links")
@@ -507,7 +561,20 @@ class Vault:
             schema_version=int(meta.get("schema_version", "0")),
             mode=mode,
             capabilities={"full_text": "yes (BM25, CJK-aware)", **why},
+            categories=dict(note_llm.category_counts(self.store)),
+            llm_fields={k: fields[k] for k in ("notes", "failed", "outdated", "claims")},
         )
+
+    def llm_status(self) -> dict[str, Any]:
+        """The notes' LLM fields: how many notes have them (by model), failed or are
+        outdated, the calls still to make, the call budget and the model-answer cache."""
+        from .index.note_llm import FieldSettings
+        from .index.note_llm_sync import llm_status
+        from .providers.none import Absent
+
+        chat = self.capabilities.chat()
+        model = None if isinstance(chat, Absent) else chat.identity
+        return llm_status(self.store, model, FieldSettings.of(self.settings), self.settings)
 
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see

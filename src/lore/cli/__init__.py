@@ -133,9 +133,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 
 def _register() -> None:
-    from . import capture, embed, index, interest, mcp, memory, report, search
+    from . import capture, embed, index, interest, llm, mcp, memory, report, search
 
-    for module in (index, search, capture, embed, mcp, memory, report, interest):
+    for module in (index, search, capture, embed, llm, mcp, memory, report, interest):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..derive.summary import long_summary
 from ..providers.base import ProviderError
 from .llm_cache import cached_answer, string_list
 from .semantic import set_llm_tags
@@ -30,12 +31,14 @@ def tag_notes(store: SqliteStore, chat: ChatProvider) -> int:
     """Give every note without LLM tags its tags (cached answers first). Returns notes
     tagged. Raises ProviderError on the first failure (earlier notes stay tagged)."""
     rows = store.query(
-        "SELECT n.id, n.title, n.summary FROM notes n WHERE NOT EXISTS (SELECT 1 FROM"
+        "SELECT n.id, n.title, n.body FROM notes n WHERE NOT EXISTS (SELECT 1 FROM"
         " derived_tags d WHERE d.note_id = n.id AND d.origin = 'llm') ORDER BY n.path"
     )
     tagged = 0
-    for nid, title, summary in rows:
-        user = f"Title: {title}\n\n{str(summary)[:MAX_INPUT_CHARS]}"
+    for nid, title, body in rows:
+        # The head and tail of the text, whatever summary the index holds (the author's, the
+        # LLM's): the same input, so the same cached answer, however that summary came.
+        user = f"Title: {title}\n\n{long_summary(str(body))[:MAX_INPUT_CHARS]}"
         answer = cached_answer(
             store,
             chat,

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 from ..capabilities import MODES, mode_for, mode_parts
 from ..errors import LoreError, QueryError
 from ..model import Explain, SearchResult
+from ..derive.summary import author_summary
 from ..providers.none import Absent
+from ..store.note_llm import Shown, shown
 from . import channels as ch
 from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
 from .names import name_candidates, name_scores
@@ -175,10 +177,18 @@ def hybrid_search(
             if options.explain and query_plan.terms
             else {}
         )
+        llm_fields = shown(store, [f.note_id for f in top]) if options.explain else {}
 
     explain = (
         _explainer(
-            query_plan, text_plan, dropped, splan, {f.note_id: f for f in top}, found, fields
+            query_plan,
+            text_plan,
+            dropped,
+            splan,
+            {f.note_id: f for f in top},
+            found,
+            fields,
+            llm_fields,
         )
         if options.explain
         else None
@@ -332,6 +342,7 @@ def _explainer(
     fused: dict[int, Fused],
     found: Channels,
     fields: dict[int, dict[str, float]],
+    llm_fields: dict[int, Shown],
 ) -> Any:
     def explain(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         f = fused[nid]
@@ -358,6 +369,22 @@ def _explainer(
                 for name in sorted(set(f.raw) | set(f.weighted))
             },
             passage=passage,
+            vector_text=vector_text(match, row, llm_fields.get(nid)),
         )
 
     return explain
+
+
+def vector_text(match: ch.PassageMatch | None, row: HitRow, fields: Shown | None) -> str | None:
+    """Which text of the note the best vector was made from, said for --explain."""
+    if match is None:
+        return None
+    if match.kind == "passage":
+        if match.start == 0 and match.end >= len(row.body.rstrip()):
+            return "the whole note (one passage)"
+        return "a passage" + (f" (§ {match.heading})" if match.heading else "")
+    if fields is not None and fields.llm_summary:
+        return f"the summary by the LLM ({fields.model})"
+    if author_summary(row.frontmatter, row.body, row.title) is not None:
+        return "the author's summary (front matter)"
+    return "the summary: head and tail of the text"

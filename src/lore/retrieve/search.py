@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..model import Explain, Hit, SearchResult
+from ..store.note_llm import category_filter_sql, shown
 from ..store.sqlite import SqliteStore
 from .query import QueryPlan, QueryTerm, plan, shown_query
 from .snippet import Evidence, build_evidence, matched_in
@@ -33,6 +34,7 @@ MAX_LIMIT = 1000
 # refuses a GLOB pattern longer than 50,000 bytes.
 MAX_FILTER_TAGS = 64
 MAX_PATH_GLOB_CHARS = 1024
+MAX_CATEGORY_CHARS = 200
 _DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
@@ -48,10 +50,12 @@ class Filters:
     # Access rules (lore.memory.access): the GLOBs a principal may see; None = everything.
     # Applied in SQL wherever notes are ranked or counted, so nothing else leaks.
     allow: tuple[str, ...] | None = None
+    category: str | None = None  # case-folded (lore.store.note_llm: the author's or the LLM's)
 
     @property
     def active(self) -> bool:
-        return bool(self.tags or self.path or self.since or self.until) or self.allow is not None
+        filtered = self.tags or self.path or self.since or self.until or self.category
+        return bool(filtered) or self.allow is not None
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ def make_filters(
     until: str | None = None,
     *,
     include_undated: bool = False,
+    category: str | None = None,
 ) -> Filters:
     if isinstance(tags, str):
         tags = [tags]
@@ -107,7 +112,12 @@ def make_filters(
     hi = parse_date_bound(until, name="--until", end=True)
     if lo and hi and lo > hi:
         raise QueryError(f"--since {since} is after --until {until}")
-    return Filters(clean_tags, path.strip() if path else None, lo, hi, include_undated)
+    wanted = " ".join(category.split()).casefold() if category else None
+    if wanted is not None and len(wanted) > MAX_CATEGORY_CHARS:
+        raise QueryError(f"--category: {len(wanted):,} characters; at most {MAX_CATEGORY_CHARS}")
+    return Filters(
+        clean_tags, path.strip() if path else None, lo, hi, include_undated, category=wanted or None
+    )
 
 
 def _glob(path: str) -> str:
@@ -140,6 +150,9 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     if filters.allow is not None:
         clauses.append(_allow_clause(filters.allow))
         params.extend(filters.allow)
+    if filters.category:
+        clauses.append(category_filter_sql())
+        params.append(filters.category)
     return "".join(f" AND {c}" for c in clauses), params
 
 
@@ -421,6 +434,8 @@ class HitRow:
     body: str
     body_line: int
     tags: list[str]
+    claims: list[str] = field(default_factory=list)
+    category: str | None = None
 
 
 def load_hit_rows(store: SqliteStore, ids: list[int]) -> dict[int, HitRow]:
@@ -432,6 +447,7 @@ def load_hit_rows(store: SqliteStore, ids: list[int]) -> dict[int, HitRow]:
         f"SELECT note_id, tag FROM tags WHERE note_id IN ({marks}) ORDER BY position", ids
     ):
         tags.setdefault(int(nid), []).append(str(tag))
+    fields = shown(store, ids)
     rows: dict[int, HitRow] = {}
     for nid, path, title, date, fm_json, headings_json, body, body_line in store.query(
         "SELECT id, path, title, date, frontmatter, headings, body, body_line"
@@ -448,6 +464,8 @@ def load_hit_rows(store: SqliteStore, ids: list[int]) -> dict[int, HitRow]:
             str(body),
             int(body_line),
             tags.get(int(nid), []),
+            [c["text"] for c in fields[int(nid)].claims] if int(nid) in fields else [],
+            fields[int(nid)].category if int(nid) in fields else None,
         )
     return rows
 
@@ -483,4 +501,6 @@ def make_hit(
         explain=explain_for(row.id, evidence, row) if explain_for else None,
         words_matched=[w.text for w in words if w in held],
         words_total=len(words),
+        claims=row.claims,
+        category=row.category,
     )

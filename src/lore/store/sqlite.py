@@ -33,7 +33,8 @@ BUSY_TIMEOUT_MS = 5_000
 # field). A sync re-derives an index whose rows came from another version.
 # 2: one Markdown reader (Obsidian tag rules), no mtime dates, file name and aliases as title
 #    text, symbol names (c++, C#, .NET) as tokens.
-TOKENIZER_VERSION = "2"
+# 3: the author's `summary:` is the summary field (lore.derive.summary.base_summary).
+TOKENIZER_VERSION = "3"
 
 
 @dataclass(frozen=True, slots=True)
