@@ -424,9 +424,9 @@ class Vault:
             "SELECT target FROM links WHERE note_id = ? ORDER BY target", [nid]
         )
         from .derive.summary import author_summary
-        from .store.note_llm import shown
+        from .store.note_llm import fields_of
 
-        fields = shown(self.store, [nid]).get(nid)
+        fields = fields_of(self.store, [nid]).get(nid)
         if fields is not None and fields.llm_summary:
             summary_source = "llm"
         elif author_summary(json.loads(fm), body, title) is not None:

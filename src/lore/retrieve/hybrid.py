@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..capabilities import MODES, mode_for, mode_parts
+from ..derive.summary import author_summary
 from ..errors import LoreError, QueryError
 from ..model import Explain, SearchResult
-from ..derive.summary import author_summary
 from ..providers.none import Absent
-from ..store.note_llm import Shown, shown
+from ..store.note_llm import Shown, fields_of
 from . import channels as ch
 from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
 from .names import name_candidates, name_scores
@@ -177,7 +177,7 @@ def hybrid_search(
             if options.explain and query_plan.terms
             else {}
         )
-        llm_fields = shown(store, [f.note_id for f in top]) if options.explain else {}
+        llm_fields = fields_of(store, [f.note_id for f in top]) if options.explain else {}
 
     explain = (
         _explainer(

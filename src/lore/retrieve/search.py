@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..model import Explain, Hit, SearchResult
-from ..store.note_llm import category_filter_sql, shown
+from ..store.note_llm import category_filter_sql, fields_of
 from ..store.sqlite import SqliteStore
 from .query import QueryPlan, QueryTerm, plan, shown_query
 from .snippet import Evidence, build_evidence, matched_in
@@ -447,7 +447,7 @@ def load_hit_rows(store: SqliteStore, ids: list[int]) -> dict[int, HitRow]:
         f"SELECT note_id, tag FROM tags WHERE note_id IN ({marks}) ORDER BY position", ids
     ):
         tags.setdefault(int(nid), []).append(str(tag))
-    fields = shown(store, ids)
+    fields = fields_of(store, ids)
     rows: dict[int, HitRow] = {}
     for nid, path, title, date, fm_json, headings_json, body, body_line in store.query(
         "SELECT id, path, title, date, frontmatter, headings, body, body_line"

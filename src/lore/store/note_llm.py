@@ -142,7 +142,7 @@ class Shown:
     model: str | None
 
 
-def shown(store: SqliteStore, ids: Sequence[int]) -> dict[int, Shown]:
+def fields_of(store: SqliteStore, ids: Sequence[int]) -> dict[int, Shown]:
     """Fields of these notes that hold for their content now (notes without any are
     left out unless the author gave them a category)."""
     out: dict[int, Shown] = {}
