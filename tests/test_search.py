@@ -331,6 +331,16 @@ def test_heading_and_line_of_the_evidence(make_vault: MakeVault, open_vault: Ope
         assert_cut_from(hit.snippet, EVIDENCE_NOTE)
 
 
+def test_a_hit_names_its_heading_as_it_reads(make_vault: MakeVault, open_vault: OpenVault) -> None:
+    root = make_vault(
+        {"n.md": "# Top\n\n## Using [[dataview|Dataview]] **queries**\n\nquokka here\n"}
+    )
+    vault = open_vault(root)
+    vault.sync()
+    [hit] = vault.search("quokka")
+    assert hit.heading == "Using Dataview queries"
+
+
 def test_note_without_a_match_in_its_body_gets_its_head_as_snippet(
     make_vault: MakeVault, open_vault: OpenVault
 ) -> None:

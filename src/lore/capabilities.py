@@ -48,6 +48,15 @@ class AfterSync:
     notices: list[str] = field(default_factory=list)
 
 
+def _attached(provider: Any, store: SqliteStore) -> Any:
+    """Give a provider that keeps derived data in the index (local-fast's word table) the
+    index to keep it in."""
+    attach = getattr(provider, "attach", None)
+    if attach is not None:
+        attach(store)
+    return provider
+
+
 class Capabilities:
     def __init__(self, settings: Settings, store: SqliteStore) -> None:
         self.settings = settings
@@ -56,6 +65,15 @@ class Capabilities:
         self._chat: ChatProvider | Absent | None = None
         self.failed: dict[str, str] = {}  # part -> why it was switched off
         self._told: set[str] = set()
+        self._owned: list[Any] = []  # providers made here, closed with the vault
+
+    def close(self) -> None:
+        """Stop what the providers made here hold (local worker processes)."""
+        for provider in self._owned:
+            closer = getattr(provider, "close", None)
+            if closer is not None:
+                closer()
+        self._owned.clear()
 
     # -- providers -------------------------------------------------------------------------
     def use(
@@ -67,7 +85,7 @@ class Capabilities:
         """Use these provider objects instead of the configured ones (Python API users
         with their own provider, and tests)."""
         if embedder is not None:
-            self._embedder = embedder
+            self._embedder = _attached(embedder, self.store)
         if chat is not None:
             self._chat = chat
         self.failed.clear()
@@ -77,7 +95,8 @@ class Capabilities:
         if self._embedder is None:
             from .providers.registry import embedding_provider
 
-            self._embedder = embedding_provider(self.settings)
+            self._embedder = _attached(embedding_provider(self.settings), self.store)
+            self._owned.append(self._embedder)
         return self._embedder
 
     def chat(self) -> ChatProvider | Absent:

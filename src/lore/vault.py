@@ -119,6 +119,7 @@ class Vault:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
+        self.capabilities.close()
         self.store.close()
 
     def __enter__(self) -> Vault:

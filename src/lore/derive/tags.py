@@ -20,6 +20,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
+from ..ingest.markdown import without_code
 from .tokenize import _CJK_CLASS, has_cjk, segmenter, terms
 
 TAGS_VERSION = "1"
@@ -143,8 +144,9 @@ def _en_keywords(text: str, k: int) -> list[str]:
 
 
 def heuristic_tags(title: str, text: str, k: int = MAX_NOTE_TAGS) -> list[str]:
-    """Up to `k` keywords of a note (title counted twice), strongest first, deterministic."""
-    sample = f"{title}\n{title}\n{text[:3000]}"
+    """Up to `k` keywords of a note (title counted twice), strongest first, deterministic.
+    Fenced code is left out: `#include` and `endif` say nothing of what a note is about."""
+    sample = f"{title}\n{title}\n{without_code(text[:6000])[:3000]}"
     if _cjk_share(sample) >= 0.3:
         found = _zh_keywords(sample, k)
     else:

@@ -13,14 +13,14 @@ different provider is refused until `lore embed --rebuild`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from ..errors import ConfigError, install_hint
-from ..providers.base import ProviderError
+from ..providers.base import PartialEmbedding, ProviderError
 from ..store.sqlite import SqliteStore
 from .semantic import load_sources, texts_of, write_texts
 
@@ -185,8 +185,9 @@ def embed_missing(
     """Embed every planned text that has no vector for this provider. Raises ProviderError
     (after committing every batch that succeeded) or IdentityMismatch."""
     started = time.perf_counter()
-    # Commit as often as the provider sends a request, so an interruption loses at most one.
-    batch = int(getattr(provider, "batch_size", batch))
+    # Commit as often as the provider answers a round of requests (one per worker or
+    # request in flight), so an interruption loses at most one round.
+    batch = int(getattr(provider, "batch_size", batch)) * int(getattr(provider, "concurrency", 1))
     identity = provider.identity
     load_vec(store)
     check_layout(store)
@@ -200,19 +201,15 @@ def embed_missing(
     queue: list[tuple[str, str, str]] = []  # (hash, space, text)
     total = len(todo)
     try:
+        _prepare(store, provider, todo, identity, progress)
+        if progress is not None and todo:
+            progress(0, total, "")  # the stage's clock starts here
         for done, (nid, path) in enumerate(todo, 1):
             source = load_sources(store, [nid]).get(nid)
             if source is None:
                 continue
             texts = texts_of(source)
-            have = {
-                (str(h), str(s))
-                for h, s in store.query(
-                    "SELECT hash, space FROM vec_texts WHERE identity = ? AND hash IN"
-                    f" ({','.join('?' * len(texts))})",
-                    [identity, *(t.hash for t in texts)],
-                )
-            }
+            have = _stored(store, identity, [t.hash for t in texts])
             planned = {
                 (str(h), str(k))
                 for h, k in store.query(
@@ -248,16 +245,65 @@ def embed_missing(
     return report
 
 
+def _prepare(
+    store: SqliteStore,
+    provider: EmbeddingProvider,
+    todo: list[tuple[int, str]],
+    identity: str,
+    progress: Progress | None,
+) -> None:
+    """A provider with a `prepare` step (local-fast: embed every new word once) is shown
+    the texts still to embed before the first batch, so its cost is paid, and shown as
+    progress, in one measured stage."""
+    prepare = getattr(provider, "prepare", None)
+    if prepare is None or not todo:
+        return
+
+    def pending() -> Iterator[str]:
+        ids = [nid for nid, _path in todo]
+        for start in range(0, len(ids), 500):
+            sources = load_sources(store, ids[start : start + 500])
+            for source in sources.values():
+                texts = texts_of(source)
+                have = _stored(store, identity, [t.hash for t in texts])
+                yield from (t.text for t in texts if (t.hash, t.space) not in have)
+
+    prepare(pending(), progress)
+
+
+def _stored(store: SqliteStore, identity: str, hashes: list[str]) -> set[tuple[str, str]]:
+    if not hashes:
+        return set()
+    return {
+        (str(h), str(s))
+        for h, s in store.query(
+            "SELECT hash, space FROM vec_texts WHERE identity = ? AND hash IN"
+            f" ({','.join('?' * len(hashes))})",
+            [identity, *hashes],
+        )
+    }
+
+
 def _flush(
     store: SqliteStore, provider: EmbeddingProvider, queue: list[tuple[str, str, str]]
 ) -> int:
     if not queue:
         return 0
-    import numpy as np
-
     from ..providers.base import normalise
 
-    vectors = normalise(provider.embed([text for _h, _s, text in queue], "passage"))
+    try:
+        vectors = normalise(provider.embed([text for _h, _s, text in queue], "passage"))
+    except PartialEmbedding as exc:  # keep what the requests that succeeded returned
+        _flush_vectors(store, provider, [queue[i] for i in exc.rows], normalise(exc.vectors))
+        raise
+    return _flush_vectors(store, provider, queue, vectors)
+
+
+def _flush_vectors(
+    store: SqliteStore, provider: EmbeddingProvider, queue: list[tuple[str, str, str]], vectors: Any
+) -> int:
+    import numpy as np
+
     if vectors.ndim != 2 or vectors.shape[0] != len(queue) or vectors.shape[1] == 0:
         raise ProviderError(
             f"{provider.identity} returned {vectors.shape[0] if vectors.ndim else 0} vectors "

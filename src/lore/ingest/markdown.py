@@ -18,7 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+# A code fence at any indentation (fences inside list items are indented past 3 spaces),
+# inside a block quote / callout, or opening a list item ("- ```c", as outliners write);
+# a backtick fence's info string holds no backtick, so "```x```" is inline code.
+FENCE = re.compile(r"^[ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*(?:(`{3,})(?!.*`)|(~{3,}))")
 # [[target#anchor|shown]] and ![[embed]]: target (may be empty: [[#Heading]]), anchor, shown.
 WIKILINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\(([^()\s]*)\)")
@@ -58,15 +61,27 @@ class Line:
     code: bool  # inside a fenced code block (or a fence line)
 
 
+def strip_markup(text: str) -> str:
+    """Plain text of a short Markdown fragment: links to their text, emphasis removed."""
+    text = WIKILINK.sub(lambda m: (m.group(3) or m.group(1) or "").strip(), text)
+    text = MD_LINK.sub(lambda m: m.group(1), text)
+    return re.sub(r"(\*\*|__|`)", "", text).strip()
+
+
 def _fence_after(fence: str | None, text: str) -> tuple[str | None, bool]:
     """(the fence open after the line `text`, is the line code) given the fence open
     before it: a fence is closed by a run of the same character at least as long."""
     match = FENCE.match(text)
-    if fence is not None:
-        closes = match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+    run = (match.group(1) or match.group(2)) if match else ""
+    if fence is not None:  # a closing fence carries no info string
+        closes = (
+            run[:1] == fence[0] and len(run) >= len(fence) and not text[match.end() :].strip()
+            if match
+            else False
+        )
         return (None if closes else fence), True
-    if match:
-        return match.group(1), True
+    if run:
+        return run, True
     return None, False
 
 
@@ -82,6 +97,12 @@ def iter_lines(body: str, body_line: int) -> Iterator[Line]:
         fence, code = _fence_after(fence, text)
         yield Line(body_line + number, text, offset, code)
         offset += len(raw) + 1
+
+
+def without_code(text: str) -> str:
+    """`text` with its fenced code lines left out (an unclosed fence runs to the end, as in
+    a summary cut inside a code block): what a note says, not the code it quotes."""
+    return "\n".join(line.text for line in iter_lines(text, 1) if not line.code)
 
 
 def open_fence(body: str) -> str | None:

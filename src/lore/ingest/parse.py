@@ -18,7 +18,15 @@ from typing import Any
 import yaml
 
 from ..model import Heading
-from .markdown import HEADING, as_date, date_from_name, date_in_text, iter_lines, line_tags
+from .markdown import (
+    HEADING,
+    as_date,
+    date_from_name,
+    date_in_text,
+    iter_lines,
+    line_tags,
+    strip_markup,
+)
 from .markdown import wikilink_targets as _wikilink_targets
 
 MAX_FRONTMATTER_CHARS = 64 * 1024
@@ -307,7 +315,8 @@ def parse_note(text: str, file_name: str) -> ParsedNote:
         if first_h1 is None and headings and not body[: headings[0].offset].strip():
             first_h1 = headings[0]
         if first_h1 is not None:
-            title, title_source = first_h1.text, "heading"
+            # Named as it reads: "Intro to [[dataview|Dataview]]" is "Intro to Dataview".
+            title, title_source = strip_markup(first_h1.text) or first_h1.text, "heading"
         else:
             title, title_source = stem, "filename"
 

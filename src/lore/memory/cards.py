@@ -17,8 +17,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ingest.markdown import HEADING, MD_LINK, WIKILINK, Line, as_date, iter_lines, leading_date
-from .markdown import bullet, fold_key, split_heading, split_list, strip_markup
+from ..ingest.markdown import (
+    HEADING,
+    MD_LINK,
+    WIKILINK,
+    Line,
+    as_date,
+    iter_lines,
+    leading_date,
+    strip_markup,
+)
+from .markdown import bullet, fold_key, split_heading, split_list
 from .markdown import field as card_field
 
 _SECTION_CARD = re.compile(r"^(.+?)\s*[（(]\s*([^()（）]{1,24}?)\s*[)）]$")

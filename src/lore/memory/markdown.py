@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..ingest.markdown import MD_LINK, WIKILINK
+from ..ingest.markdown import strip_markup
 
 _EXPLICIT_ID = re.compile(r"[ \t]*\{#([A-Za-z0-9][\w\-.:]*)\}[ \t]*$")
 _BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9][\w\-]*)[ \t]*$")
@@ -86,13 +86,6 @@ def slug(text: str) -> str:
     """GitHub-style heading anchor: lower case, punctuation dropped, spaces to hyphens."""
     clean = split_heading(text)[0].strip().lower()
     return _SLUG_DROP.sub("", clean).replace(" ", "-")
-
-
-def strip_markup(text: str) -> str:
-    """Plain text of a short Markdown fragment: links to their text, emphasis removed."""
-    text = WIKILINK.sub(lambda m: (m.group(3) or m.group(1) or "").strip(), text)
-    text = MD_LINK.sub(lambda m: m.group(1), text)
-    return re.sub(r"(\*\*|__|`)", "", text).strip()
 
 
 def bullet(text: str) -> tuple[int, str, bool | None] | None:

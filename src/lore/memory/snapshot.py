@@ -17,12 +17,13 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..ingest.markdown import strip_markup
 from ..store import memory as sql
 from .access import access_for
 from .context import check_budget
 from .derive import is_daily
 from .extract import classify, worth_keeping
-from .markdown import bullet, strip_markup
+from .markdown import bullet
 from .model import Snapshot
 from .settings import load_memory_settings
 from .views import size, trim

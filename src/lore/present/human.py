@@ -179,8 +179,15 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
+def eta_seconds(elapsed: float, done: int, total: int) -> float:
+    """The time left if the rest goes at the rate so far (bench.embed_speed measures how
+    close it comes)."""
+    return elapsed / done * (total - done) if done else 0.0
+
+
 class ProgressBar:
-    """A one-line progress bar with an ETA on a terminal; silent otherwise."""
+    """A one-line progress bar with an ETA on a terminal; silent otherwise. A call with
+    another total, or fewer done than before, starts a new stage (its own clock)."""
 
     def __init__(self, label: str, stream: TextIO | None = None) -> None:
         self.label = label
@@ -188,20 +195,28 @@ class ProgressBar:
         self.enabled = self.stream.isatty()
         self.started = time.monotonic()
         self.last_draw = 0.0
+        self.stage = (0, 0)  # (total, done) of the stage being drawn
+        self.last_call = self.started
 
-    def __call__(self, done: int, total: int, _path: str) -> None:
+    def __call__(self, done: int, total: int, path: str) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
+        if total != self.stage[0] or done < self.stage[1]:
+            # A stage announced with 0 done starts now; else it began at the last report.
+            self.started = now if done == 0 else self.last_call
+        self.stage = (total, done)
+        self.last_call = now
         if done < total and now - self.last_draw < 0.1:
             return
         self.last_draw = now
         elapsed = now - self.started
-        eta = elapsed / done * (total - done) if done else 0.0
+        eta = eta_seconds(elapsed, done, total)
         width = 30
         filled = int(width * done / max(total, 1))
         bar = "█" * filled + "░" * (width - filled)
-        self.stream.write(f"\r{self.label} {bar} {done}/{total} ETA {eta:4.0f}s")
+        what = " words" if path == "vocabulary" else ""
+        self.stream.write(f"\r{self.label} {bar} {done}/{total}{what} ETA {eta:4.0f}s")
         if done >= total:
             self.stream.write("\n")
         self.stream.flush()

@@ -29,6 +29,16 @@ class ProviderError(LoreError):
     """A provider failed (endpoint down, timeout, bad answer, wrong dimension)."""
 
 
+class PartialEmbedding(ProviderError):
+    """Some requests of a call failed: `rows` (indexes into the call's texts) got `vectors`
+    all the same, so the caller can keep them before it reports the failure."""
+
+    def __init__(self, message: str, rows: list[int], vectors: Matrix) -> None:
+        super().__init__(message)
+        self.rows = rows
+        self.vectors = vectors
+
+
 class EmbeddingProvider(Protocol):
     name: str  # registry name: local | openai | ...
     identity: str  # provider:model[+convention]; recorded in the index

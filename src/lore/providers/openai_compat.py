@@ -1,8 +1,12 @@
 """`openai`: any OpenAI-compatible HTTP endpoint (the `openai` extra: httpx).
 
-Embeddings: POST {base_url}/embeddings with {"model", "input": [...]} in batches. Chat:
-POST {base_url}/chat/completions. Both retry connection failures, timeouts, HTTP 429 and 5xx
-with exponential backoff, and fail with one line naming the endpoint.
+Embeddings: POST {base_url}/embeddings with {"model", "input": [...]} in batches, with up to
+`concurrency` requests in flight (LORE_EMBED_CONCURRENCY, 1-32), so a local Ollama or a hosted
+endpoint is kept busy rather than waited on. Chat: POST {base_url}/chat/completions. Both
+retry connection failures, timeouts, HTTP 429 and 5xx a bounded number of times: after the
+server's `Retry-After` (seconds or an HTTP date) when it sends one, else with exponential
+backoff; a server asking for more than `max_wait` seconds fails at once. Failures are one
+line naming the endpoint. Sleep and clock are injectable (tests never sleep).
 
 e5-style models want "query: " / "passage: " in front of the text: set the prefixes
 (LORE_EMBED_QUERY_PREFIX / LORE_EMBED_PASSAGE_PREFIX), or LORE_EMBED_INPUT_TYPE=1 to send
@@ -13,11 +17,13 @@ Cohere/NVIDIA/Voyage-style APIs).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import install_hint
-from .base import Kind, ProviderError, normalise
+from .base import Kind, PartialEmbedding, ProviderError, normalise
 
 if TYPE_CHECKING:
     import httpx
@@ -33,12 +39,33 @@ class Endpoint:
     timeout: float = 30.0
     retries: int = 2
     backoff: float = 0.5  # seconds before the first retry; doubled each time
+    max_wait: float = 60.0  # the longest Retry-After honoured; a longer one fails at once
 
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
 
 
-def _client(endpoint: Endpoint) -> httpx.Client:
+Sleep = Callable[[float], None]
+Clock = Callable[[], float]  # seconds since the epoch (for Retry-After dates)
+
+
+def retry_after(value: str | None, now: float) -> float | None:
+    """Seconds a `Retry-After` header asks for (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def _client(endpoint: Endpoint, connections: int = 1) -> httpx.Client:
     try:
         import httpx
     except ImportError:
@@ -48,18 +75,29 @@ def _client(endpoint: Endpoint) -> httpx.Client:
     headers = {"Content-Type": "application/json"}
     if endpoint.api_key:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
-    return httpx.Client(timeout=endpoint.timeout, headers=headers)
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.Client(timeout=endpoint.timeout, headers=headers, limits=limits)
 
 
-def post_json(client: httpx.Client, endpoint: Endpoint, path: str, body: dict[str, Any]) -> Any:
+def post_json(
+    client: httpx.Client,
+    endpoint: Endpoint,
+    path: str,
+    body: dict[str, Any],
+    *,
+    sleep: Sleep = time.sleep,
+    clock: Clock = time.time,
+) -> Any:
     """POST with retries; the decoded JSON answer, or ProviderError naming the endpoint."""
     import httpx
 
     url = endpoint.url(path)
     problem = ""
+    wait: float | None = None  # what the server asked for with Retry-After
     for attempt in range(endpoint.retries + 1):
         if attempt:
-            time.sleep(endpoint.backoff * 2 ** (attempt - 1))
+            sleep(endpoint.backoff * 2 ** (attempt - 1) if wait is None else wait)
+        wait = None
         try:
             response = client.post(url, json=body)
         except httpx.TimeoutException:
@@ -70,6 +108,13 @@ def post_json(client: httpx.Client, endpoint: Endpoint, path: str, body: dict[st
             continue
         if response.status_code == 429 or response.status_code >= 500:
             problem = f"answered HTTP {response.status_code}: {_error_text(response)}"
+            wait = retry_after(response.headers.get("Retry-After"), clock())
+            if wait is not None and wait > endpoint.max_wait:
+                raise ProviderError(
+                    f"{url} {problem}, and asks to retry after {wait:.0f} s"
+                    f" (more than {endpoint.max_wait:g} s)",
+                    hint="try again later, or lower LORE_EMBED_CONCURRENCY",
+                )
             continue
         if response.status_code >= 400:
             raise ProviderError(
@@ -108,9 +153,15 @@ class OpenAIEmbeddings:
         input_type: bool = False,
         query_prefix: str = "",
         passage_prefix: str = "",
+        concurrency: int = 1,
+        sleep: Sleep = time.sleep,
+        clock: Clock = time.time,
     ) -> None:
         self.endpoint = endpoint
         self.batch_size = max(1, batch_size)
+        self.concurrency = max(1, concurrency)  # requests in flight
+        self._sleep = sleep
+        self._clock = clock
         self.max_tokens = max_tokens
         self.input_type = input_type
         self.prefixes = {"query": query_prefix, "passage": passage_prefix}
@@ -124,16 +175,16 @@ class OpenAIEmbeddings:
         import numpy as np
 
         if self._client is None:
-            self._client = _client(self.endpoint)
-        rows: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = [self.prefixes[kind] + t for t in texts[start : start + self.batch_size]]
-            body: dict[str, Any] = {"model": self.endpoint.model, "input": batch}
-            if self.input_type:
-                body["input_type"] = kind
-            rows.extend(
-                self._parse(post_json(self._client, self.endpoint, "/embeddings", body), len(batch))
-            )
+            self._client = _client(self.endpoint, self.concurrency)
+        batches = [
+            [self.prefixes[kind] + t for t in texts[start : start + self.batch_size]]
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        answers = self._answers(batches, kind)
+        failed = next((a for a in answers if isinstance(a, ProviderError)), None)
+        if failed is not None:
+            raise self._partial(failed, answers)
+        rows = [row for answer in answers if isinstance(answer, list) for row in answer]
         dims = {len(r) for r in rows}
         if len(dims) > 1:
             raise ProviderError(
@@ -143,6 +194,56 @@ class OpenAIEmbeddings:
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return normalise(np.asarray(rows, dtype=np.float32))
+
+    def _answers(
+        self, batches: list[list[str]], kind: Kind
+    ) -> list[list[list[float]] | ProviderError]:
+        """Each batch's vectors or its error, up to `concurrency` requests in flight."""
+
+        def one(batch: list[str]) -> list[list[float]] | ProviderError:
+            try:
+                return self._request(batch, kind)
+            except ProviderError as exc:
+                return exc
+
+        if self.concurrency > 1 and len(batches) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(self.concurrency, len(batches))) as pool:
+                return list(pool.map(one, batches))
+        answers: list[list[list[float]] | ProviderError] = []
+        for batch in batches:
+            answers.append(one(batch))
+            if isinstance(answers[-1], ProviderError):
+                break  # one at a time: stop at the first failure
+        return answers
+
+    def _partial(
+        self, failed: ProviderError, answers: list[list[list[float]] | ProviderError]
+    ) -> ProviderError:
+        """The error, carrying the vectors of the batches that did succeed."""
+        import numpy as np
+
+        rows: list[int] = []
+        vectors: list[list[float]] = []
+        for number, answer in enumerate(answers):
+            if isinstance(answer, list):
+                rows.extend(range(number * self.batch_size, number * self.batch_size + len(answer)))
+                vectors.extend(answer)
+        if not rows or len({len(v) for v in vectors}) != 1:
+            return failed
+        matrix = normalise(np.asarray(vectors, dtype=np.float32))
+        return PartialEmbedding(str(failed), rows, matrix)
+
+    def _request(self, batch: list[str], kind: Kind) -> list[list[float]]:
+        assert self._client is not None
+        body: dict[str, Any] = {"model": self.endpoint.model, "input": batch}
+        if self.input_type:
+            body["input_type"] = kind
+        data = post_json(
+            self._client, self.endpoint, "/embeddings", body, sleep=self._sleep, clock=self._clock
+        )
+        return self._parse(data, len(batch))
 
     def _parse(self, data: Any, expected: int) -> list[list[float]]:
         url = self.endpoint.url("/embeddings")

@@ -14,15 +14,31 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from .none import Absent
 
+DEFAULT_HTTP_CONCURRENCY = 4  # requests in flight to an OpenAI-compatible endpoint
+
 if TYPE_CHECKING:
     from ..config import Settings
     from .base import ChatProvider, EmbeddingProvider
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _local_embedder(settings: Settings) -> EmbeddingProvider:
     from .local import LocalE5
 
-    return LocalE5()
+    return LocalE5(workers=settings.embed_concurrency or cores())
+
+
+def _static_embedder(settings: Settings) -> EmbeddingProvider:
+    from .static import StaticE5
+
+    return StaticE5(_local_embedder(settings))
 
 
 def _endpoint_for(settings: Settings, part: str) -> object:
@@ -57,6 +73,7 @@ def _openai_embedder(settings: Settings) -> EmbeddingProvider:
         input_type=settings.embed_input_type,
         query_prefix=settings.embed_query_prefix,
         passage_prefix=settings.embed_passage_prefix,
+        concurrency=settings.embed_concurrency or DEFAULT_HTTP_CONCURRENCY,
     )
 
 
@@ -70,6 +87,7 @@ def _openai_chat(settings: Settings) -> ChatProvider:
 
 EMBEDDERS: dict[str, Callable[[Settings], EmbeddingProvider]] = {
     "local": _local_embedder,
+    "local-fast": _static_embedder,
     "openai": _openai_embedder,
 }
 CHATS: dict[str, Callable[[Settings], ChatProvider]] = {"openai": _openai_chat}

@@ -12,6 +12,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from ..derive.tokenize import has_cjk, token_spans
+from ..ingest.markdown import strip_markup
 from .query import QueryPlan, QueryTerm
 
 SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
@@ -174,7 +175,7 @@ def build_evidence(
 
     offsets = [h[2] for h in headings]
     at = bisect_right(offsets, first) - 1
-    heading = headings[at][1] if at >= 0 else None
+    heading = (strip_markup(headings[at][1]) or headings[at][1]) if at >= 0 else None
     line = body_line + body.count("\n", 0, first)
     return Evidence(snippet, heading, line, matched_terms)
 
