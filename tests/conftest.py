@@ -227,10 +227,14 @@ def is_note_prompt(system: str) -> bool:
 
 
 def _sentences(text: str) -> list[str]:
-    """The sentences of a text, headings left out."""
+    """The sentences of a text, line by line (a quote never spans a line), headings left
+    out."""
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     return [
-        s.strip() for s in _SENTENCE.split(" ".join(" ".join(lines).split())) if len(s.strip()) > 3
+        s.strip()
+        for line in lines
+        for s in _SENTENCE.split(" ".join(line.split()))
+        if len(s.strip()) > 3
     ]
 
 
