@@ -16,7 +16,9 @@ one thing only, the notes' summaries:
   not a model: it writes nothing new, so it shows what the wiring (summary -> summary
   vector, summary field) does with a summary made of the note's own most central
   sentences, not what a real model would write. It answers lore's tags prompt with no
-  tags, so the two indexes have the same tags.
+  tags, so the two indexes have the same tags. It is served as an OpenAI-compatible chat
+  endpoint on 127.0.0.1 (ScriptedServer), so lore reaches it the way it reaches a model:
+  `llm_provider = "openai"`, its HTTP client, its timeouts; the server counts requests.
 
 Measured on each: mode3 MRR@10 (`vault.search(mode="mode3")`: the default fusion of
 vectors and full text, heuristic query plan), the summary vector alone (every note ranked
@@ -40,9 +42,11 @@ import math
 import random
 import re
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +73,8 @@ class ExtractiveModel:
     whole text's (query-independent), kept in text order within the asked length; the
     same sentences, most central first, as claims quoting themselves. Deterministic."""
 
-    name = "bench"
-    identity = "bench:extractive-v1"
-
     def __init__(self, idf: dict[str, float]) -> None:
         self.idf = idf
-        self.calls = 0
 
     def _vector(self, text: str) -> dict[str, float]:
         from lore.derive.tokenize import index_text
@@ -112,7 +112,6 @@ class ExtractiveModel:
         return " ".join(sentences[i] for i in sorted(chosen))
 
     def complete(self, system: str, user: str) -> str:
-        self.calls += 1
         if system.startswith("You tag notes"):
             return json.dumps({"tags": []})
         found = _LIMIT.search(system)
@@ -135,6 +134,48 @@ class ExtractiveModel:
         if system.startswith("You summarise one note"):
             answer["category"] = None
         return json.dumps(answer, ensure_ascii=False)
+
+
+class ScriptedServer:
+    """An OpenAI-compatible chat endpoint on 127.0.0.1 answering with `model`, counting
+    the requests it serves. A context manager: `url` is its base URL (…/v1)."""
+
+    def __init__(self, model: ExtractiveModel) -> None:
+        self.model = model
+        self.requests = 0
+        lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                length = int(self.headers.get("Content-Length") or 0)
+                request = json.loads(self.rfile.read(length) or b"{}")
+                system, user = (m["content"] for m in request["messages"][:2])
+                with lock:
+                    outer.requests += 1
+                    answer = outer.model.complete(system, user)
+                body = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": answer}}]}
+                ).encode()
+                self.send_response(200 if self.path == "/v1/chat/completions" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> ScriptedServer:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
 
 
 def first_notes(ds: DataSet, limit: int | None) -> DataSet:
@@ -196,18 +237,17 @@ def build(lore: Any, ds: DataSet, variant: str, settings: dict[str, Any]) -> dic
     """Index the variant (the LLM-style one with the stand-in), then embed it."""
     vault_dir = prepare(ds, variant)
     out: dict[str, Any] = {"variant": variant}
-    with lore.open(vault_dir, **settings) as vault:
-        if variant == "llm":
-            model = ExtractiveModel(idf_of(ds))
-            vault.capabilities.use(chat=model)
-        started = time.perf_counter()
-        report = vault.sync()
-        out["sync_s"] = time.perf_counter() - started
-        out["llm"] = report.llm
-        out["notices"] = report.notices
-        if variant == "llm":
-            out["model_calls"] = model.calls
-            out["fields"] = vault.llm_status()
+    with ScriptedServer(ExtractiveModel(idf_of(ds))) as server:
+        chat = {"llm_provider": "openai", "llm_base_url": server.url, "llm_model": "extractive"}
+        with lore.open(vault_dir, **settings, **(chat if variant == "llm" else {})) as vault:
+            started = time.perf_counter()
+            report = vault.sync()
+            out["sync_s"] = time.perf_counter() - started
+            out["llm"] = report.llm
+            out["notices"] = report.notices
+            if variant == "llm":
+                out["model_calls"] = server.requests
+                out["fields"] = vault.llm_status()
     with lore.open(vault_dir, embed_provider="local", **settings) as vault:
         cached = CachedEmbedder(vault.capabilities.embedder(), SEMANTIC_WORK / "e5-cache.sqlite")
         vault.capabilities.use(embedder=cached)
@@ -321,12 +361,13 @@ def compare(ds: DataSet, runs: dict[str, dict[str, dict[str, list[str]]]]) -> di
 
 
 NOTES = [
-    "The LLM-style summaries are a stand-in, not a model: bench.llm_summary.ExtractiveModel "
-    "picks the note's most central sentences (TF-IDF cosine with the whole note, IDF over "
-    "the set) within the asked length, through lore's real note-field path (prompts, strict "
-    "JSON, grounding, parts and synthesis, cache). A real small model paraphrases and "
-    "compresses; this shows whether the wiring helps with a summary made of the note's own "
-    "most central sentences, before anyone pays for a model.",
+    "The LLM-style summaries are a stand-in, not a model: bench.llm_summary.ExtractiveModel,"
+    " served as an OpenAI-compatible chat endpoint on 127.0.0.1 (lore calls it as it would"
+    " a model, over HTTP), picks the note's most central sentences (TF-IDF cosine with the"
+    " whole note, IDF over the set) within the asked length, through lore's real note-field"
+    " path (prompts, strict JSON, grounding, parts and synthesis, cache). A real small model"
+    " paraphrases and compresses; this shows whether the wiring helps with a summary made of"
+    " the note's own most central sentences, before anyone pays for a model.",
     "Only the summaries differ between the two indexes: same notes, same heuristic tags (the "
     "stand-in gives no LLM tags), same passages and passage vectors, heuristic query plan.",
     "`summary vector` ranks every note by its summary vector alone: for a note of one "
@@ -353,7 +394,8 @@ def render(info: dict[str, Any], sets: list[dict[str, Any]]) -> str:
         llm = s["build"]["llm"]
         fields = llm.get("fields") or {}
         lines += [
-            f"LLM-style index: {llm.get('model_calls', 0)} stand-in calls this run; "
+            f"LLM-style index: {llm.get('model_calls', 0)} requests to the stand-in server"
+            " this run; "
             f"{fields.get('notes', '?')} notes with fields, {fields.get('claims', '?')} claims, "
             f"{fields.get('dropped', '?')} statements dropped as ungrounded, "
             f"{fields.get('failed', '?')} failed; answer cache "

@@ -44,8 +44,10 @@ class Script:
         self.chat_answers: list[str] = []  # answered first, in order
         self.chat_mode = "auto"  # auto: valid JSON for the task | prose: a chatty sentence
         # Answers to lore's note prompts (issue 19): (system, user) -> the model's text, an
-        # HTTP status to fail with, or "slow" (answered after a second); None: scripted.
+        # HTTP status to fail with, or "slow" (held until the server stops: the client
+        # times out); None: scripted.
         self.note_answer: Callable[[str, str], str | int] | None = None
+        self.stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         # Issue 18: the next answers as (status, Retry-After header or None), in order.
@@ -171,8 +173,9 @@ class _Handler(BaseHTTPRequestHandler):
             if answer is None and script.note_answer is not None and is_note_prompt(system):
                 scripted = script.note_answer(system, user)
                 if scripted == "slow":
-                    time.sleep(1.0)
-                elif isinstance(scripted, int):
+                    script.stopping.wait(10)
+                    return
+                if isinstance(scripted, int):
                     self._send(scripted, b'{"error": {"message": "model crashed"}}')
                     return
                 else:
@@ -294,6 +297,7 @@ def scripted() -> Iterator[tuple[str, Script]]:
     """(base URL, script) of a scripted OpenAI-compatible server on 127.0.0.1."""
     url, script, server = start_scripted()
     yield url, script
+    script.stopping.set()
     server.shutdown()
     server.server_close()
 
