@@ -53,7 +53,8 @@ def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) ->
         "   " + _style(" · ".join(where), DIM, color),
         f"   {snippet}",
     ]
-    lines += [f"   - {clean(claim)}" for claim in hit.claims[:SHOWN_CLAIMS]]
+    # Marked as the model's: a claim is grounded in the note, but not the note's words.
+    lines += [f"   LLM claim: {clean(claim)}" for claim in hit.claims[:SHOWN_CLAIMS]]
     if hit.explain is not None:
         fields = ", ".join(f"{k}={v:.3f}" for k, v in hit.explain.fields.items())
         lines.append("   " + _style(f"fields: {fields}", DIM, color))
