@@ -270,7 +270,24 @@ class Vault:
                 f"this index was derived by an older lore (version {derived}): run `lore index`"
                 " to re-derive it, until then some words may not be found"
             )
+        if filters.category and not result:
+            result.notices += self._unknown_category(filters.category)
         return result
+
+    def _unknown_category(self, wanted: str) -> list[str]:
+        """A notice when no note has the category searched for (a typo, or no LLM yet)."""
+        from .store.note_llm import category_counts
+
+        known = [name for name, _notes in category_counts(self.store)]
+        if any(name.casefold() == wanted for name in known):
+            return []
+        if not known:
+            return [
+                f"--category {wanted!r}: no note has a category yet (front matter `category:`,"
+                " or `[lore] categories` with an LLM)"
+            ]
+        listed = ", ".join(known[:10]) + (", …" if len(known) > 10 else "")
+        return [f"--category {wanted!r}: no note has this category (there are: {listed})"]
 
     # -- agent memory (lore.memory) ------------------------------------------------------------
     def remember(

@@ -425,7 +425,13 @@ def test_category_filter_and_facet_in_the_cli_and_mcp(
     hits = json.loads(found.stdout)["hits"]
     assert [h["path"] for h in hits] == ["travel/paris.md"] and hits[0]["category"] == "Travel"
     none = runner.invoke(main, ["search", "tower", "--category", "宠物", "--vault", str(vault_dir)])
-    assert "all were filtered out" in none.stdout
+    assert "all were filtered out" in none.stdout and "--category" not in none.stderr
+    typo = runner.invoke(
+        main, ["search", "tower", "--category", "Trave", "--vault", str(vault_dir)]
+    )
+    assert typo.exit_code == 0 and typo.stderr.count("\n") == 1
+    assert "--category 'trave': no note has this category (there are: " in typo.stderr
+    assert "Travel" in typo.stderr
     status = runner.invoke(main, ["status", "--vault", str(vault_dir), "--json"])
     data = json.loads(status.stdout)
     assert data["categories"] == {"Travel": 1, "宠物": 1, "规则": 1}
