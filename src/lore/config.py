@@ -25,9 +25,10 @@ MAX_FILE_BYTES_LIMIT = 1024 * 1024 * 1024
 USER_CONFIG_NAME = "config.toml"
 # Where the index lives, where text is sent, what is executed: from the user only.
 USER_ONLY = frozenset({"db", "embed_base_url", "llm_base_url", "scrape_cmd"})
-# What the LLM is asked per note, and how many calls a sync may make: a vault may lower
-# them (fields off, a smaller budget), never raise what you set.
-SPENDING = frozenset({"llm_fields", "llm_budget"})
+# How much of your model a sync may use: whether notes get fields, how many calls, how
+# much of a long note one request carries. A vault may lower them (fields off, a smaller
+# budget, smaller requests), never raise what you set.
+SPENDING = frozenset({"llm_fields", "llm_budget", "llm_context_tokens"})
 # Provider choices that send note text and queries off the machine (`local` does not).
 REMOTE_PROVIDERS = {"embed_provider": frozenset({"openai"}), "llm_provider": frozenset({"openai"})}
 

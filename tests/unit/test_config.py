@@ -77,12 +77,12 @@ def test_note_field_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     _config(
         tmp_path,
         '[lore]\ncategories = ["规则", " Travel  notes ", "travel notes", "宠物"]\n'
-        "llm_summary_chars = 400\nllm_claims = 3\nllm_context_tokens = 8192\n",
+        "llm_summary_chars = 400\nllm_claims = 3\nllm_context_tokens = 2048\n",
     )
     settings = load_settings(tmp_path)
     assert settings.categories == ("规则", "Travel notes", "宠物")  # each once, case aside
     assert (settings.llm_summary_chars, settings.llm_claims) == (400, 3)
-    assert settings.llm_context_tokens == 8192 and settings.llm_budget is None
+    assert settings.llm_context_tokens == 2048 and settings.llm_budget is None
     monkeypatch.setenv("LORE_CATEGORIES", "a, b")
     monkeypatch.setenv("LORE_LLM_BUDGET", "25")
     assert load_settings(tmp_path).categories == ("a", "b")
@@ -129,3 +129,9 @@ def test_a_vault_may_spend_fewer_model_calls_never_more(
     _config(vault, "[lore]\nllm_fields = false\nllm_budget = 3\n")
     lowered = load_settings(vault)
     assert lowered.llm_fields is False and lowered.llm_budget == 3 and not lowered.notices
+    # Bigger requests would send more of each long note: only smaller ones are taken.
+    _config(vault, "[lore]\nllm_context_tokens = 65536\n")
+    bigger = load_settings(vault)
+    assert bigger.llm_context_tokens == 4096 and "llm_context_tokens" in bigger.notices[0]
+    _config(vault, "[lore]\nllm_context_tokens = 2048\n")
+    assert load_settings(vault).llm_context_tokens == 2048
