@@ -36,7 +36,6 @@ Writes bench/results/llm_summary.md and llm_summary.json.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import random
@@ -52,11 +51,11 @@ from typing import Any
 
 from bench import longnotes
 from bench.datasets import REPO_ROOT, DataSet
-from bench.lore_system import import_lore, write_vault
+from bench.lore_system import import_lore
 from bench.metrics import evaluate, reciprocal_rank_at_k
 from bench.report import fmt, info_lines, md_table, run_info, write_outputs
 from bench.semantic import WORK as SEMANTIC_WORK
-from bench.semantic import CachedEmbedder
+from bench.semantic import CachedEmbedder, prepare_vault
 
 K = 10
 WORK = REPO_ROOT / "bench" / ".work" / "llm_summary"
@@ -202,21 +201,7 @@ def idf_of(ds: DataSet) -> dict[str, float]:
 
 def prepare(ds: DataSet, variant: str) -> Path:
     """bench/.work/llm_summary/<set>/<variant>/vault, written again when the docs changed."""
-    import shutil
-
-    root = WORK / ds.name / variant
-    vault = root / "vault"
-    digest = hashlib.sha256(
-        json.dumps([[d.id, d.title, d.text] for d in ds.docs], ensure_ascii=False).encode()
-    ).hexdigest()
-    stamp = root / "docs.sha256"
-    if not stamp.is_file() or stamp.read_text() != digest:
-        if vault.exists():
-            shutil.rmtree(vault)
-        write_vault(ds.docs, vault)
-        root.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(digest)
-    return vault
+    return prepare_vault(ds, WORK / ds.name / variant)
 
 
 def _progress(label: str) -> Any:
