@@ -392,7 +392,7 @@ def render(info: dict[str, Any], sets: list[dict[str, Any]]) -> str:
             p = m["paired"]
             rows.append(
                 [
-                    name,
+                    *name.split(" | "),
                     fmt(m["head_tail"]["MRR@10"]),
                     fmt(m["llm"]["MRR@10"]),
                     f"{p['delta']:+.3f}",
@@ -404,7 +404,8 @@ def render(info: dict[str, Any], sets: list[dict[str, Any]]) -> str:
             )
         lines += md_table(
             [
-                "queries | ranking",
+                "queries",
+                "ranking",
                 "MRR@10 head+tail",
                 "MRR@10 LLM-style",
                 "Δ",
