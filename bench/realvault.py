@@ -3,20 +3,26 @@ cold start of a `lore search` process.
 
     .venv/bin/python -m bench.realvault [--vaults mynote,obsidian-hub] [--systems lore,bm25s]
                                         [--quick] [--cli-runs 7] [--no-cli] [--no-write]
+                                        [--cli-only] [--cli-baseline PATH/TO/lore]
 
 Each vault is unpacked from ../shared/data/vaults/ into bench/.work/realvault/ (git-ignored);
 lore gets a fresh index there (`lore.open(vault, db=...)` + `sync()`, explicit, never inside the
 vault). The baselines index every note's file stem + whole text. Writes
-bench/results/realvault.md and realvault.json (unless --no-write).
+bench/results/realvault.md and realvault.json (unless --no-write). `--cli-only` measures the
+cold start alone and replaces only that part of the results already written; with
+`--cli-baseline` another `lore` script (e.g. a checkout of main with its own venv) is
+measured alternately with this one, and both are reported side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -27,7 +33,7 @@ from bench.datasets import Doc, has_cjk
 from bench.lore_system import LoreVault, import_lore
 from bench.metrics import evaluate, percentile, reciprocal_rank_at_k
 from bench.realvault_report import render
-from bench.report import run_info, write_outputs
+from bench.report import RESULTS_DIR, run_info, write_outputs
 
 K = 10
 MRR_MARGIN = 0.05  # lore must beat the best baseline by this much on each vault
@@ -298,9 +304,33 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--cli-runs", type=_runs, default=7, help="cold processes per measurement")
     p.add_argument("--no-cli", action="store_true", help="skip the cold-start measurements")
+    p.add_argument(
+        "--cli-only",
+        action="store_true",
+        help="only the cold-start measurements, merged into the results already written",
+    )
+    p.add_argument(
+        "--cli-baseline",
+        type=Path,
+        help="another `lore` script to time alternately with this one (side by side); "
+        "compile its bytecode first (python -m compileall) if it was never run",
+    )
+    p.add_argument(
+        "--cli-baseline-label",
+        default="baseline",
+        help="what the baseline is, for the report (e.g. 'main 379ba86')",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated 10k vault")
     p.add_argument("--no-write", action="store_true", help="print only, keep results/ as is")
     return p.parse_args(argv)
+
+
+def _written_results() -> dict[str, Any]:
+    path = RESULTS_DIR / "realvault.json"
+    if not path.is_file():
+        raise SystemExit(f"--cli-only: no {path} to merge into (run the whole bench once)")
+    written: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return written
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -318,11 +348,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         notes.append(
             f"quick run: first {QUICK_PER_KIND} queries per kind, 3 CLI runs, no generated vault"
         )
+    if args.cli_only and lore_mod is None:
+        raise SystemExit(f"--cli-only: lore cannot be imported: {why}")
     lore_by_vault: dict[str, LoreVault] = {}
     try:
-        vaults = [
+        vaults = [] if args.cli_only else [
             run_vault(v, args.systems, lore_mod, args.quick, lore_by_vault) for v in args.vaults
-        ]
+        ]  # fmt: skip
         latency: dict[str, Any] = {"skipped": "--no-cli"}
         if not args.no_cli and lore_mod is not None:
             latency = cli.cold_start(
@@ -332,11 +364,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 3 if args.quick else args.cli_runs,
                 not args.quick,
                 args.seed,
+                args.cli_baseline,
+                args.cli_baseline_label,
             )
     finally:
         for lore in lore_by_vault.values():
             lore.close()
     payload = {**info, "notes": notes, "k": K, "vaults": vaults, "cli": latency}
+    if args.cli_only:  # the retrieval part stays as last written, with its own run line
+        payload = {**_written_results(), "cli": {**latency, "run": info}}
     markdown = render(payload)
     print(markdown)
     if not args.no_write:

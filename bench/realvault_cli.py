@@ -3,8 +3,13 @@ on the real vaults and on bench.scale's generated 10k-note vault.
 
 Each run is a fresh `lore` process (the venv's console script) against an index built
 beforehand, so the time is interpreter start + imports + opening the index + one search +
-printing; the files are in the OS page cache (a cold *process*, not a cold disk). Wall time
-is taken around the process (from fork to exit); its peak RSS comes from `os.wait4`, per run.
+printing; the files are in the OS page cache (a cold *process*, not a cold disk) and lore's
+bytecode is compiled beforehand, as an install does (an environment with
+PYTHONDONTWRITEBYTECODE would otherwise compile every module in every run). Wall time is
+taken around the process (from fork to exit); its peak RSS comes from `os.wait4`, per run.
+
+With a baseline (another `lore` script, e.g. a checkout of main with its own venv), each
+measurement alternates the two processes run by run, so both see the same machine load.
 """
 
 from __future__ import annotations
@@ -93,29 +98,44 @@ def launcher_floor_mb() -> float:
     return run_once([true], timeout=30)[1]
 
 
-def time_search(
-    exe: Path, vault: Path, db: Path, query: str, runs: int, timeout: float = 120
-) -> dict[str, Any]:
-    """`lore search QUERY` against an existing index, `runs` cold processes."""
-    cmd = [str(exe), "search", query, "--vault", str(vault), "--db", str(db), "--limit", "10"]
-    return time_command(cmd, runs, timeout)
+def compile_bytecode() -> None:
+    """Compile the measured lore's modules, as `pip install` does for a package."""
+    import compileall
+
+    import lore
+
+    compileall.compile_dir(Path(lore.__file__).parent, quiet=1)
 
 
-def time_help(exe: Path, runs: int) -> dict[str, Any]:
-    """`lore --help`: the start-up floor measured next to the searches (same machine load)."""
-    return time_command([str(exe), "--help"], runs, timeout=60)
+def search_args(vault: Path, db: Path, query: str) -> list[str]:
+    """`lore search QUERY` against an existing index."""
+    return ["search", query, "--vault", str(vault), "--db", str(db), "--limit", "10"]
 
 
-def time_command(cmd: list[str], runs: int, timeout: float) -> dict[str, Any]:
-    """Median, min, max and first wall time and the peak RSS over `runs` cold processes."""
-    times: list[float] = []
-    rss: list[float] = []
+def time_commands(
+    exes: list[Path], args: list[str], runs: int, timeout: float = 120
+) -> list[dict[str, Any]]:
+    """`runs` cold processes of each `exe args`, alternating between the exes run by run;
+    for each exe its median, min, max and first wall time and its peak RSS."""
+    times: list[list[float]] = [[] for _ in exes]
+    rss: list[list[float]] = [[] for _ in exes]
+    errors: list[str | None] = [None for _ in exes]
     for _ in range(runs):
-        seconds, rss_mb, code, tail = run_once(cmd, timeout)
-        if code != 0:
-            return {"error": f"`lore {cmd[1]}` exited {code}: {tail}"}
-        times.append(seconds)
-        rss.append(rss_mb)
+        for i, exe in enumerate(exes):
+            if errors[i] is not None:
+                continue
+            seconds, rss_mb, code, tail = run_once([str(exe), *args], timeout)
+            if code != 0:
+                errors[i] = f"`lore {args[0]}` exited {code}: {tail}"
+            times[i].append(seconds)
+            rss[i].append(rss_mb)
+    return [
+        {"error": error} if error is not None else _summary(t, r, runs)
+        for t, r, error in zip(times, rss, errors, strict=True)
+    ]
+
+
+def _summary(times: list[float], rss: list[float], runs: int) -> dict[str, Any]:
     return {
         "runs": runs,
         "median_s": statistics.median(times),
@@ -169,10 +189,15 @@ def cold_start(
     runs: int,
     with_generated: bool,
     seed: int,
+    baseline: Path | None = None,
+    baseline_label: str = "baseline",
 ) -> dict[str, Any]:
     exe = lore_exe()
     if exe is None:
         return {"error": f"no `lore` script beside {sys.executable} (pip install -e . first)"}
+    if baseline is not None and not baseline.is_file():
+        return {"error": f"baseline {baseline} is not a `lore` script"}
+    exes = [exe] if baseline is None else [exe, baseline]
     targets: list[tuple[str, Path, Path, dict[str, Any]]] = []
     for name in vaults:
         lore = lore_by_vault.get(name)
@@ -192,20 +217,20 @@ def cold_start(
                 {"vault": GENERATED, "lang": lang, "query": query, "error": error}
                 for lang, query in CLI_QUERIES[GENERATED].items()
             ]
-    help_run = time_help(exe, runs)
+    compile_bytecode()
+    # `lore --help`: the start-up floor, measured next to the searches (same machine load).
+    help_run, *help_baseline = time_commands(exes, ["--help"], runs, timeout=60)
     floor = launcher_floor_mb()
     for name, vault, db, meta in targets:
         for lang, query in CLI_QUERIES[name].items():
-            result = time_search(exe, vault, db, query, runs)
-            rows.append(
-                {
-                    "vault": name,
-                    "lang": lang,
-                    "query": query,
-                    **meta,
-                    **result,
-                    "verdict": verdict(lang, result),
-                }
-            )
-            print(f"   cli {name} {lang}: {result}", file=sys.stderr)
-    return {"exe": exe.name, "runs": runs, "help": help_run, "launcher_mb": floor, "rows": rows}
+            result, *base = time_commands(exes, search_args(vault, db, query), runs)
+            row = {"vault": name, "lang": lang, "query": query, **meta, **result}
+            row["verdict"] = verdict(lang, result)
+            if base:
+                row["baseline"] = base[0]
+            rows.append(row)
+            print(f"   cli {name} {lang}: {result} baseline {base}", file=sys.stderr)
+    out = {"exe": exe.name, "runs": runs, "help": help_run, "launcher_mb": floor, "rows": rows}
+    if baseline is not None:
+        out["baseline"] = {"label": baseline_label, "help": help_baseline[0]}
+    return out

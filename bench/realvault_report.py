@@ -89,23 +89,38 @@ def _cli_section(latency: dict[str, Any]) -> list[str]:
     lines = ["## Cold start of `lore search` (a new process per run)", ""]
     if "rows" not in latency:
         return lines + [f"Not measured: {latency.get('error') or latency.get('skipped')}.", ""]
+    if "run" in latency:  # measured apart from the retrieval part above
+        run = latency["run"]
+        lines += [f"Measured on its own: {run['date']}, repo {run['git']}, "
+                  f"`{run['command']}`.", ""]  # fmt: skip
     help_ = latency["help"]
-    help_cell = fmt(help_.get("median_s")) if "median_s" in help_ else help_.get("error", "")
+    help_cell = _median_cell(help_)
+    base = latency.get("baseline")
     header = ["vault", "notes", "query", "median s", "min s", "max s", "first s", "max RSS MB",
               "time", "RSS"]  # fmt: skip
+    if base:
+        header += [f"{base['label']} median s", "ratio", f"{base['label']} max RSS MB"]
     rows = []
     for r in latency["rows"]:
         label = f"{r['lang']}: {r['query']}"
         if "error" in r:
             rows.append([r["vault"], str(r.get("notes", "")), label, f"error: {r['error']}"]
-                        + [""] * 6)  # fmt: skip
+                        + [""] * (len(header) - 4))  # fmt: skip
             continue
-        rows.append(
-            [r["vault"], str(r.get("notes", "")), label, fmt(r["median_s"]), fmt(r["min_s"]),
-             fmt(r["max_s"]), fmt(r["first_s"]), fmt(r["max_rss_mb"], 0),
-             r["verdict"]["time"], r["verdict"]["rss"]]
-        )  # fmt: skip
+        row = [r["vault"], str(r.get("notes", "")), label, fmt(r["median_s"]), fmt(r["min_s"]),
+               fmt(r["max_s"]), fmt(r["first_s"]), fmt(r["max_rss_mb"], 0),
+               r["verdict"]["time"], r["verdict"]["rss"]]  # fmt: skip
+        if base:
+            row += _baseline_cells(r["median_s"], r.get("baseline", {}))
+        rows.append(row)
     lines += md_table(header, rows) + [""]
+    if base:
+        lines += [
+            f"Baseline: {base['label']}, timed alternately with this revision run by run (same "
+            f"machine load); ratio = this median / the baseline's. Its `lore --help`: "
+            f"{_median_cell(base['help'])} s (median).",
+            "",
+        ]
     lines += [
         f"Median of {latency['runs']} runs each. Targets (issue 12, at 10k notes): Chinese ≤ "
         f"{cli.MAX_ZH_S} s, English ≤ {cli.MAX_EN_S} s, ≤ {cli.MAX_RSS_MB:.0f} MB RSS; the real "
@@ -118,6 +133,17 @@ def _cli_section(latency: dict[str, Any]) -> list[str]:
         "",
     ]
     return lines
+
+
+def _median_cell(result: dict[str, Any]) -> str:
+    return fmt(result["median_s"]) if "median_s" in result else str(result.get("error", ""))
+
+
+def _baseline_cells(median_s: float, base: dict[str, Any]) -> list[str]:
+    if "median_s" not in base:
+        return [f"error: {base.get('error', 'not measured')}", "", ""]
+    ratio = median_s / base["median_s"] if base["median_s"] else float("nan")
+    return [fmt(base["median_s"]), f"{ratio:.2f}", fmt(base["max_rss_mb"], 0)]
 
 
 def _failure_rows(entry: dict[str, Any]) -> list[list[str]]:

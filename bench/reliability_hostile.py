@@ -457,6 +457,7 @@ def mcp_stdio(work: Path, n: int, rng: random.Random, out: dict[str, Any]) -> No
     root.mkdir(parents=True)
     (root / "a.md").write_text("# A\nalpha JIRA-1234\n")
     lore_bin = Path(sys.executable).parent / "lore"
+    subprocess.run([str(lore_bin), "index", str(root)], check=True, capture_output=True)
     proc = subprocess.Popen(
         [str(lore_bin), "mcp", "--vault", str(root)],
         stdin=subprocess.PIPE,
@@ -469,7 +470,8 @@ def mcp_stdio(work: Path, n: int, rng: random.Random, out: dict[str, Any]) -> No
         proc.stdin.write(line + b"\n")  # type: ignore[union-attr]
         proc.stdin.flush()  # type: ignore[union-attr]
         ready, _, _ = select.select([proc.stdout], [], [], 30)
-        return json.loads(proc.stdout.readline()) if ready else None  # type: ignore[union-attr]
+        answer = proc.stdout.readline() if ready else b""  # type: ignore[union-attr]
+        return json.loads(answer) if answer else None  # b"": the server is gone
 
     init = {
         "protocolVersion": "2025-06-18",

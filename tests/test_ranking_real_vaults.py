@@ -171,3 +171,54 @@ def test_human_explain_lists_what_only_scored(make_vault: MakeVault) -> None:
     # 编 and 程 are in every note: no BM25 weight, said so; 编程 brought candidates.
     assert "left out (absent, or held by most notes: no weight): 编, 程" in out.stdout
     assert "1. ai/coding.md" in out.stdout
+
+
+def test_a_rare_name_deep_in_a_long_note_beats_common_characters(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """A dictionary word's characters back it up, they are not more evidence: notes full of
+    the query's characters in other words (时候, 空间, 日期) must not outrank the long note
+    holding its rare name and its words, far down."""
+    filler = "".join(f"第 {i} 段：服务单元的依赖与启动顺序，目标和挂载点。\n\n" for i in range(30))
+    detail = "## 日志\n\njournalctl --since 按时间段过滤日志。\n"
+    files = {"systemd.md": f"# systemd 笔记\n\n{filler}{detail}"}
+    for i in range(8):
+        files[f"misc/m{i}.md"] = (
+            f"# 随笔 {i}\n\n" + "那时候空间不够，阶段性地过去了；滤网和日期写在杂志上。\n" * 2
+        )
+    for i in range(40):  # so that those characters are rare enough to weigh
+        files[f"other/o{i}.md"] = f"# 另一篇 {i}\n\n关于编译器和链接器的笔记。\n"
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    hits = vault.search("journalctl 按时间段过滤日志", limit=5, explain=True)
+    assert hits[0].path == "systemd.md"
+    explain = hits[0].explain
+    assert explain is not None
+    # The characters still score (nothing is dropped) and the note's snippet is the detail.
+    assert not explain.dropped_terms
+    assert {"时", "日"} <= set(explain.matched_terms)
+    assert "journalctl" in hits[0].snippet
+
+
+def test_a_name_with_its_folder_in_front_is_the_notes_name(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """In a vault sorted by kind people name a note by its kind and title: "Minimal theme"
+    is Themes/Minimal.md, not the plugin whose title holds both words among others."""
+    files = {
+        "Themes/Minimal.md": "# Minimal\n\nA clean theme with many style settings.\n",
+        "Plugins/minimal-settings.md": (
+            "# Minimal Theme Settings\n\nAdjust the Minimal theme: colours, fonts, widths.\n"
+        ),
+        "Themes/Blue Topaz.md": "# Blue Topaz\n\nA colourful theme.\n",
+    }
+    for i in range(12):
+        files[f"Plugins/p{i}.md"] = f"# Plugin {i}\n\nDoes one thing, with settings.\n"
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    assert [h.path for h in vault.search("Minimal theme", limit=3)][:2] == [
+        "Themes/Minimal.md",
+        "Plugins/minimal-settings.md",
+    ]
+    # A note outside any folder, or whose folder the query does not name, is unchanged.
+    assert vault.search("Blue Topaz", limit=1)[0].path == "Themes/Blue Topaz.md"

@@ -13,7 +13,6 @@ vault). A vault that sets one is not refused: the setting is ignored, and
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -332,9 +331,18 @@ def user_config_path() -> Path:
     return base / "lore" / USER_CONFIG_NAME
 
 
+def user_cache_dir() -> Path:
+    """Files lore derives for the user outside any vault (each one rebuilt when missing):
+    $XDG_CACHE_HOME/lore, else ~/.cache/lore."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "lore"
+
+
 def _read_toml(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
+    import tomllib  # deferred: most vaults have no config file to parse
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -5,6 +5,9 @@ where there is one, the remedy (`hint`).
     ├── ConfigError          a setting or argument is wrong (names the setting or argument)
     ├── VaultError           the vault path is missing, not a folder, or unreadable
     ├── PathError            a path escapes the vault or is not a note in it
+    │   └── NotFoundError    no such note (or trash item) in the index
+    ├── AccessError          the caller's access rules or token do not allow this
+    ├── ConflictError        a note changed since the caller read it: nothing written
     ├── IndexError_          the index cannot be used as it is
     │   ├── IndexBusyError   another process holds the write lock
     │   ├── IndexFullError   the disk is full: nothing was written
@@ -58,6 +61,18 @@ class VaultError(LoreError):
 
 
 class PathError(LoreError):
+    pass
+
+
+class NotFoundError(PathError):
+    pass
+
+
+class AccessError(LoreError):
+    pass
+
+
+class ConflictError(LoreError):
     pass
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -192,6 +191,8 @@ class Folder:
 
     def _staged(self, rel: str, data: bytes, mode: int | None) -> str:
         """A new temporary file in the folder holding `data`, flushed to disk; its name."""
+        import secrets  # deferred: opening an index checks its folder here, writing nothing
+
         temp = f"{TEMP_PREFIX}{secrets.token_hex(8)}.tmp"
         try:
             fd = self._open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
@@ -240,6 +241,16 @@ class Folder:
             pass
         except OSError as exc:
             raise _os_error(self.shown(name), exc) from None
+
+    def remove_empty_folder(self, name: str) -> bool:
+        """Remove the subfolder `name` if it is empty (never following a link); True if
+        removed. A folder that is not empty, or not there, is left as it is."""
+        target, at = self._at(name)
+        try:
+            os.rmdir(target, **at)
+        except OSError:
+            return False
+        return True
 
     def sync(self) -> None:
         """Flush the folder itself, so that a rename in it survives a power cut (POSIX)."""

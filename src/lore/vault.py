@@ -21,16 +21,20 @@ from typing import TYPE_CHECKING, Any
 
 from .capabilities import Capabilities
 from .config import Settings, load_settings
-from .errors import NoIndexError, PathError, VaultError, shown
+from .errors import NoIndexError, NotFoundError, PathError, VaultError, shown
 from .model import SearchResult, SyncReport
 
 if TYPE_CHECKING:
+    from .edit.notes import NoteChange, NoteWriter, TrashItem
+
     # Indexing and checking are imported when called: a one-shot `lore search` process
     # pays for what it runs (YAML, the ignore rules, the embedder are not on its path).
     from .index.doctor import DoctorReport
     from .index.embed import EmbedReport
     from .interest.model import InterestMap
     from .interest.report import Report
+    from .memory.access import Access
+    from .memory.links import LinkReport
     from .memory.model import (
         CheckReport,
         ContextView,
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
         RecentResult,
         Snapshot,
     )
+    from .tokens import NewToken, TokenInfo
 from .retrieve.hybrid import hybrid_search
 from .retrieve.query import check_query
 from .retrieve.search import SearchOptions, make_filters
@@ -299,12 +304,21 @@ class Vault:
         source: str | None = None,
         trust: str = "inferred",
         at: dt.datetime | None = None,
+        principal: str | None = None,
     ) -> Memory:
-        """Append an entry to today's daily note (memory/YYYY-MM-DD.md) and index it."""
+        """Append an entry to today's daily note (memory/YYYY-MM-DD.md) and index it;
+        `principal` may write only where its access rules allow."""
         from .memory.write import remember
 
         return remember(
-            self, text, entities=entities, status=status, source=source, trust=trust, at=at
+            self,
+            text,
+            entities=entities,
+            status=status,
+            source=source,
+            trust=trust,
+            at=at,
+            principal=principal,
         )
 
     def digest(
@@ -351,11 +365,14 @@ class Vault:
 
         return snapshot(self, principal=principal, budget=budget)
 
-    def check(self, *, fix: bool = False, stale_days: int | None = None) -> CheckReport:
-        """Memory hygiene findings; with `fix`, repair what is mechanical."""
+    def check(
+        self, *, fix: bool = False, stale_days: int | None = None, principal: str | None = None
+    ) -> CheckReport:
+        """Memory hygiene findings; with `fix`, repair what is mechanical; `principal`
+        checks only what it may see."""
         from .memory.check import check
 
-        return check(self, fix=fix, stale_days=stale_days)
+        return check(self, fix=fix, stale_days=stale_days, principal=principal)
 
     # -- the interest map (lore.interest) -------------------------------------------------------
     def build_clusters(self, *, today: dt.date | None = None, **overrides: Any) -> InterestMap:
@@ -403,18 +420,26 @@ class Vault:
 
         return build_report(self, self.clusters(), since=since, today=today, limit=limit)
 
-    def note(self, path: str) -> dict[str, Any]:
-        """The indexed record of one note (path relative to the vault)."""
+    def note(self, path: str, *, principal: str | None = None) -> dict[str, Any]:
+        """The indexed record of one note (path relative to the vault); a note outside
+        `principal`'s access rules is not there for it."""
         rel = self.relative_path(path)
+        access = self.access(principal)
+        # The same answer for a note that is hidden and one that is not there at all.
+        missing = NotFoundError(
+            f"{shown(path)}: not an indexed note of"
+            f" {self.root if access.unrestricted else self.root.name}",
+            hint="run `lore index`" if access.unrestricted else None,
+        )
+        if not access.allows(rel):
+            raise missing
         rows = self.store.query(
             "SELECT id, path, title, title_source, date, date_source, frontmatter, headings,"
             " summary, body, body_line, size, hash, truncated FROM notes WHERE path = ?",
             [rel],
         )
         if not rows:
-            raise PathError(
-                f"{shown(path)}: not an indexed note of {self.root}", hint="run `lore index`"
-            )
+            raise missing
         (
             nid,
             rel,
@@ -531,14 +556,12 @@ class Vault:
         )
         return str(rows[0][0]) if rows else None
 
-    def tag_counts(self) -> list[tuple[str, int]]:
+    def tag_counts(self, *, principal: str | None = None) -> list[tuple[str, int]]:
         """Every tag (as first written, by case-folded key) with how many notes carry it,
-        most used first, ties by tag."""
-        rows = self.store.query(
-            "SELECT min(tag), count(DISTINCT note_id) AS n FROM tags"
-            " GROUP BY tag_key ORDER BY n DESC, tag_key"
-        )
-        return [(str(tag), int(n)) for tag, n in rows]
+        most used first, ties by tag; only the notes `principal` may see count."""
+        from .store.scope import tag_counts
+
+        return tag_counts(self.store, self.access(principal).globs)
 
     def relative_path(self, path: str | os.PathLike[str]) -> str:
         """A vault-relative POSIX path for `path`; refuses anything outside the vault."""
@@ -559,27 +582,28 @@ class Vault:
             raise PathError(f"{shown(text)}: resolves outside the vault {self.root}")
         return resolved.relative_to(self.root).as_posix()
 
-    def status(self) -> Status:
+    def status(self, *, principal: str | None = None) -> Status:
+        """Facts about the index; with `principal`, counts of what it may see only, and
+        the vault by name (not where it is on this machine)."""
         from .store import note_llm
+        from .store.scope import counts
 
         mode, why = self.capabilities.mode(detail=True)
         meta = self.store.all_meta()
-        fields = note_llm.stats(self.store)
-        count = {
-            table: int(self.store.query(f"SELECT count(*) FROM {table}")[0][0])
-            for table in ("notes", "tags", "links")
-        }
+        access = self.access(principal)
+        count = counts(self.store, access.globs)
+        fields = note_llm.stats(self.store, access.globs)
         return Status(
-            vault=str(self.root),
-            db=str(self.db_path),
+            vault=str(self.root) if access.unrestricted else self.root.name,
+            db=str(self.db_path) if access.unrestricted else "",
             notes=count["notes"],
-            tags=int(self.store.query("SELECT count(DISTINCT tag_key) FROM tags")[0][0]),
+            tags=count["tags"],
             links=count["links"],
             last_sync=meta.get("last_sync"),
             schema_version=int(meta.get("schema_version", "0")),
             mode=mode,
             capabilities={"full_text": "yes (BM25, CJK-aware)", **why},
-            categories=dict(note_llm.category_counts(self.store)),
+            categories=dict(note_llm.category_counts(self.store, access.globs)),
             llm_fields={k: fields[k] for k in ("notes", "failed", "outdated", "claims")},
         )
 
@@ -607,6 +631,145 @@ class Vault:
             semantic_needed=self.capabilities.semantic_needed(),
             gitignore=self.settings.gitignore,
         )
+
+    # -- who sees what, links, note writes, tokens (issue 16) -----------------------------------
+    def access(self, principal: str | None = None) -> Access:
+        """What `principal` may see by the vault's `[access]` rules (None: everything)."""
+        from .memory.access import Access, access_for
+        from .memory.settings import load_memory_settings
+
+        if principal is None:  # the owner: no need to read the rules
+            return Access(None, None)
+        return access_for(load_memory_settings(self.root), principal)
+
+    def links(self, path: str, *, principal: str | None = None) -> LinkReport:
+        """A note's outgoing `[[links]]` (resolved) and its backlinks, as `principal`
+        may see them."""
+        from .memory.links import link_report
+        from .memory.settings import load_memory_settings
+
+        note = self.note(path, principal=principal)
+        settings = load_memory_settings(self.root)
+        return link_report(
+            self.store, settings, self.access(principal), note["path"], note["title"]
+        )
+
+    def entity_card(
+        self, path: str, *, name: str | None = None, principal: str | None = None
+    ) -> dict[str, Any] | None:
+        """The entity card the note at `path` defines (the one called `name`), as `lookup`
+        shows it at L1 (None: the note is no card)."""
+        from .memory.lookup import card_at
+
+        return card_at(self, self.relative_path(path), name=name, principal=principal)
+
+    def visible_clusters(self, *, principal: str | None = None) -> InterestMap | None:
+        """The stored interest map as `principal` may see it: clusters re-described from
+        their visible members alone (lore.interest.scope)."""
+        from .interest.labels import note_tags
+        from .interest.scope import scope_map
+
+        stored = self.clusters()
+        access = self.access(principal)
+        if stored is None or access.unrestricted:
+            return stored
+        return scope_map(stored, access, note_tags(self.store))
+
+    def _writer(self, principal: str | None) -> NoteWriter:
+        from .edit.notes import NoteWriter
+
+        return NoteWriter(self.root, self.access(principal))
+
+    def _indexed(self, change: NoteChange) -> NoteChange:
+        """Sync what a write changed; the change says whether the index holds it now."""
+        from .errors import IndexBusyError, IndexFullError, IndexReadOnlyError
+
+        try:
+            self.sync()
+        except (IndexBusyError, IndexReadOnlyError, IndexFullError):
+            return change  # written; the next sync takes it in
+        from .store.scope import indexed_hash
+
+        return replace(change, indexed=indexed_hash(self.store, change.path) == change.hash)
+
+    def note_source(self, path: str, *, principal: str | None = None) -> dict[str, str]:
+        """The note file's whole text as it is now (front matter included) and its content
+        hash, the `base_hash` an edit of it names."""
+        text, digest = self._writer(principal).source(path)
+        return {"path": path, "text": text, "hash": digest}
+
+    def write_note(self, path: str, text: str, *, principal: str | None = None) -> NoteChange:
+        """Create the note `path` (refused when anything is there) and index it."""
+        return self._indexed(self._writer(principal).create(path, text))
+
+    def edit_note(
+        self,
+        path: str,
+        *,
+        base_hash: str,
+        text: str | None = None,
+        append: str | None = None,
+        section: str | None = None,
+        principal: str | None = None,
+    ) -> NoteChange:
+        """Replace the note's text (or one section's, with `section`) or `append` to it
+        (or to a section), if it still holds what `base_hash` (its `hash`) says; else
+        ConflictError and nothing written."""
+        writer = self._writer(principal)
+        change = writer.edit(
+            path, base_hash=base_hash, text=text, append_text=append, section=section
+        )
+        return self._indexed(change)
+
+    def move_note(
+        self, path: str, to: str, *, base_hash: str | None = None, principal: str | None = None
+    ) -> NoteChange:
+        """Move a note to a free path inside the vault."""
+        return self._indexed(self._writer(principal).move(path, to, base_hash=base_hash))
+
+    def delete_note(
+        self, path: str, *, base_hash: str | None = None, principal: str | None = None
+    ) -> NoteChange:
+        """Move a note to the vault's trash (`.lore/trash/`, never indexed); restorable."""
+        return self._indexed(self._writer(principal).delete(path, base_hash=base_hash))
+
+    def restore_note(
+        self, trash_id: str, *, to: str | None = None, principal: str | None = None
+    ) -> NoteChange:
+        """Put a deleted note back where it was (or at `to`)."""
+        return self._indexed(self._writer(principal).restore(trash_id, to=to))
+
+    def trash(self, *, principal: str | None = None) -> list[TrashItem]:
+        """The deleted notes `principal` may see, newest first."""
+        return self._writer(principal).trash()
+
+    def add_token(self, name: str, *, principal: str | None, can_write: bool = False) -> NewToken:
+        """A new access token for `lore serve` (its secret is in the result, once)."""
+        from .tokens import add_token
+
+        return add_token(self.store, name, principal=principal, can_write=can_write)
+
+    def tokens(self) -> list[TokenInfo]:
+        from .tokens import list_tokens
+
+        return list_tokens(self.store)
+
+    def revoke_token(self, name: str) -> TokenInfo:
+        from .tokens import revoke_token
+
+        return revoke_token(self.store, name)
+
+    def record_token_use(self, name: str) -> None:
+        """Note that the token `name` was used now (to the minute; `lore token list`)."""
+        from .tokens import record_use
+
+        record_use(self.store, name)
+
+    def verify_token(self, secret: str) -> TokenInfo | None:
+        """The valid token whose secret this is (None: unknown or revoked)."""
+        from .tokens import verify_token
+
+        return verify_token(self.store, secret)
 
 
 def _prepare_index_folder(root: Path) -> None:

@@ -385,5 +385,79 @@ def test_a_chinese_search_process_loads_no_keyword_extraction(tmp_path: Path) ->
         if line.startswith("import time:") and "|" in line
     }
     assert "lore.retrieve.query" in imported  # the measurement saw the search path
-    assert {"rjieba", "jieba"} & imported  # a segmenter, for the Chinese word
+    assert "lore.derive.segment" in imported  # a segmenter, for the Chinese word
     assert not {m for m in imported if m.startswith(("jieba.analyse", "jieba.posseg"))}
+
+
+# Runs `lore search` as the console script does, then writes the names of every module the
+# process imported (sys.modules) to the file named by its first argument.
+SEARCH_PROBE = """
+import json, sys
+from lore.cli import main
+try:
+    main(sys.argv[2:], prog_name="lore")
+except SystemExit as exc:
+    code = exc.code
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    json.dump(sorted(sys.modules), out)
+sys.exit(code)
+"""
+# Made lazy for a one-shot search: other commands, the config parser (no config file here),
+# LLM planning, the memory result types, temp-file and logging machinery, jieba's package
+# and the whole rjieba dictionary (a warm cache of it is compiled in the user cache folder).
+NOT_ON_THE_SEARCH_PATH = {
+    "jieba",
+    "rjieba",
+    "tomllib",
+    "secrets",
+    "logging",
+    "tempfile",
+    "yaml",
+    "lore.index.llm_cache",
+    "lore.index.sync",
+    "lore.memory.model",
+}
+
+
+def _search_modules(
+    vault: Path, query: str, out: Path, env: dict[str, Any]
+) -> tuple[str, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", SEARCH_PROBE, str(out), "search", query, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=vault,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout, set(json.loads(out.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("query", ["AI 编程", "coding assistant"])
+def test_a_search_process_imports_only_the_search_path(tmp_path: Path, query: str) -> None:
+    vault = tmp_path / "v"
+    write_files(
+        vault,
+        {
+            "a.md": "# AI 编程\n\nAI 编程助手 (coding assistant) 的使用笔记。\n",
+            "b.md": "# 其他\n\n无关的内容。\n",
+        },
+    )
+    assert lore_process("index", vault, cwd=tmp_path).returncode == 0
+    _search_modules(vault, query, tmp_path / "first.json", _env())  # may compile the cache
+    output, modules = _search_modules(vault, query, tmp_path / "modules.json", _env())
+    assert [h["path"] for h in json.loads(output)["hits"]][:1] == ["a.md"]
+    assert "lore.retrieve.query" in modules  # the probe saw the search path
+    assert not NOT_ON_THE_SEARCH_PATH & modules
+    assert {m for m in modules if m.startswith("lore.cli.")} == {"lore.cli.search"}
+    if query == "AI 编程":
+        assert "rjieba.rjieba" in modules  # the engine, without its default dictionary
+
+    # The same output as with the whole dictionary (a cache folder that cannot be made).
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the cache folder would be", encoding="utf-8")
+    env = {**_env(), "XDG_CACHE_HOME": str(blocker)}
+    whole, whole_modules = _search_modules(vault, query, tmp_path / "whole.json", env)
+    assert whole == output
+    assert ("rjieba" in whole_modules) == (query == "AI 编程")

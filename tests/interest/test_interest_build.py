@@ -307,6 +307,22 @@ def test_trends_of_an_old_vault_end_at_its_newest_note_not_today(tmp_path: Path)
     assert sum(n for c in interest.clusters for _w, n in c.weekly) == 60
 
 
+def test_a_tag_a_few_members_mention_in_passing_does_not_name_a_cluster() -> None:
+    """3 notes of a 40-note cluster write `#include` in a sentence (an inline tag by
+    Obsidian's rules): that tag does not name the cluster, one most of its notes carry does."""
+    from lore.interest.labels import heuristic_labels
+
+    members = list(range(40))
+    passing = {nid: {"include": ("include", 1.0)} for nid in members[:3]}
+    labels = heuristic_labels([members], {0: "Part 1: why"}, passing, [1])
+    assert labels[0].source == "titles"  # keywords are computed for it next
+    named = {**passing, **{nid: {"kernel": ("kernel", 0.5)} for nid in members[10:]}}
+    labels = heuristic_labels([members], {0: "Part 1: why"}, named, [1])
+    assert (labels[0].label, labels[0].source) == ("kernel", "tags")
+    small = heuristic_labels([members[:8]], {0: "Part 1: why"}, passing, [1])
+    assert small[0].label == "include"  # 3 of 8 notes: a tag of the cluster
+
+
 def test_a_tagless_vault_is_labelled_by_its_notes_keywords(tmp_path: Path) -> None:
     """No tags, no keyword tags (mode 4): the labels still say what the notes are about,
     from their distinctive words, not one member's title."""

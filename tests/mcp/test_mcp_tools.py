@@ -248,7 +248,7 @@ async def test_a_server_bug_is_an_error_result_not_a_crash(
 ) -> None:
     from lore.vault import Vault
 
-    def broken(self: Vault) -> list[tuple[str, int]]:
+    def broken(self: Vault, **_: object) -> list[tuple[str, int]]:
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(Vault, "tag_counts", broken)

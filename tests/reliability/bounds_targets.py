@@ -60,7 +60,8 @@ def number_vault(root: Path) -> Path:
 def _commands(
     group: click.Group = main, path: tuple[str, ...] = ()
 ) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    for name, command in sorted(group.commands.items()):
+    commands = main.all_commands() if group is main else group.commands  # main loads lazily
+    for name, command in sorted(commands.items()):
         if isinstance(command, click.Group):
             yield from _commands(command, (*path, name))
         else:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from hypothesis import example, given, settings
 import lore
 from lore.cli import main
 from lore.index.sync import sync as core_sync
+from lore.retrieve import snippet
 
 HOSTILE = {
     "ctrl.md": (
@@ -297,9 +297,10 @@ def test_search_filters_either_answer_or_refuse_in_one_line(
 # -- size -------------------------------------------------------------------------------------
 
 
-def test_million_character_line(tmp_path: Path) -> None:
+def test_million_character_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One line of a million characters (Latin words and Chinese, no newline): indexed,
-    searched and shown in seconds, the snippet cut from it short."""
+    searched and shown, the snippet cut from it short and from a bounded part of it (how
+    fast: bench, not a clock here; the machine is shared)."""
     words = ["alpha", "客户去重规则", "v2", "JIRA-1234", "walrus", "中文"]
     line = " ".join(words[(i * 7) % len(words)] for i in range(170_000)) + " finalword"
     assert len(line) >= 1_000_000
@@ -307,21 +308,24 @@ def test_million_character_line(tmp_path: Path) -> None:
     root.mkdir()
     (root / "long.md").write_text(f"# Long\n{line}\n", encoding="utf-8")
     (root / "cjk.md").write_text("客户去重规则" * 60_000 + "\n", encoding="utf-8")
+    scanned: list[int] = []
+    tokenize = snippet.token_spans
+
+    def counted(text: str) -> Any:
+        scanned.append(len(text))
+        return tokenize(text)
+
+    monkeypatch.setattr(snippet, "token_spans", counted)
     with lore.open(root) as vault:
-        started = time.perf_counter()
         report = core_sync(vault.store, vault.root)  # the transaction; semantic: see bench
-        assert time.perf_counter() - started < 15
         assert sorted(report.added) == ["cjk.md", "long.md"]
         for query, first in (("finalword", "long.md"), ("客户去重", "cjk.md"), ("v2 walrus", None)):
-            started = time.perf_counter()
             hits = vault.search(query)
-            assert time.perf_counter() - started < 8, query
             assert hits and (first is None or hits[0].path == first)
             assert all(len(h.snippet) < 400 for h in hits)
-    started = time.perf_counter()
+    assert scanned and max(scanned) <= snippet.SCAN_LIMIT_CHARS  # never the whole line
     shown = run("show", "long.md", "--vault", root)
     assert shown.exit_code == 0 and shown.stdout.rstrip().endswith("finalword")
-    assert time.perf_counter() - started < 5
 
 
 def test_front_matter_of_any_yaml_type_is_indexed(tmp_path: Path) -> None:

@@ -392,6 +392,7 @@ def test_the_authors_summary_and_category_win(
     root = make(
         tmp_path / "vault",
         {"own.md": f"---\n{own}\n---\n{body}", "captured.md": f"---\n{lores}\n---\n{body}"},
+        CONFIG + '\n[access]\nguest = ["own.md"]\n',
     )
     with lore.open(root) as vault:
         vault.sync()
@@ -404,6 +405,8 @@ def test_the_authors_summary_and_category_win(
         captured = vault.note("captured.md")
         assert captured["summary_source"] == "llm"
         assert vault.status().categories == {"规则": 1, "宠物": 1}
+        guest = vault.status(principal="guest")  # counts of what the guest may see only
+        assert guest.categories == {"规则": 1} and guest.llm_fields["notes"] == 1
         assert [h.path for h in vault.search("猫", category="规则")] == ["own.md"]
         assert [h.path for h in vault.search("猫", category="宠物")] == ["captured.md"]
 

@@ -468,3 +468,50 @@ def test_keywords_leave_fenced_code_out() -> None:
     words = {w.casefold() for w in heuristic_tags("Opaque pointers", text)}
     assert "opaque" in words or "pointers" in words
     assert not words & {"include", "ifndef", "stdlib", "stack_h"}
+
+
+def test_keywords_leave_urls_images_and_inline_code_out() -> None:
+    from lore.derive.tags import heuristic_tags
+
+    links = "".join(
+        f"- [Flash memory basics part {i}](https://example.com/docs/online/sourcecode/{i}.pdf)\n"
+        f"![screenshot](images/shot-{i}.png) <img src='x{i}.png'> `#include <x{i}.h>`\n"
+        for i in range(8)
+    )
+    words = {w.casefold() for w in heuristic_tags("Flash", links)}
+    assert {"flash", "memory"} & words
+    assert not words & {"pdf", "png", "online", "sourcecode", "https", "include", "img", "src"}
+
+
+def test_prose_keeps_link_text_and_drops_what_a_note_points_at() -> None:
+    from lore.ingest.markdown import prose
+
+    text = (
+        "See [the guide](https://x.org/a.pdf) and [[Other note|that note]].\n"
+        "```sh\nrm -rf build\n```\n"
+        "![diagram](d.png) run `make` <br> ok https://bare.example/path\n"
+    )
+    out = prose(text)
+    assert "the guide" in out and "that note" in out and "ok" in out
+    for gone in ("a.pdf", "rm -rf", "d.png", "diagram", "make", "<br>", "bare.example"):
+        assert gone not in out
+
+
+def test_summary_tail_is_the_last_paragraph_of_prose() -> None:
+    from lore.derive.summary import long_summary
+
+    head = "An opening that says what the note is about. " * 40
+    ending = "In the end the ring buffer needed no lock."
+    code = "```c\nint main(void) {\n\n    return 0;\n}\n```"
+    assert long_summary(f"{head}\n\n{ending}\n\n{code}\n").endswith(ending)
+    # a note ending in prose keeps that paragraph, whatever code comes before it
+    assert long_summary(f"{head}\n\n{code}\n\n{ending}\n").endswith(ending)
+    # a note of code after its head has no tail of code lines
+    assert "return 0" not in long_summary(f"{head}\n\n{code}\n")
+
+
+def test_keyword_phrases_pair_two_different_words() -> None:
+    from lore.derive.tags import heuristic_tags
+
+    words = heuristic_tags("Budget", "budget budget planning. budget budget review. " * 5)
+    assert "budget budget" not in words and "budget" in words

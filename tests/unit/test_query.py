@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import lore
-from lore.retrieve.query import MAX_QUERY_CHARS, MAX_TERMS, plan
+from lore.retrieve.query import BACKUP_SHARE, MAX_QUERY_CHARS, MAX_TERMS, plan
 
 VAULT_FILES = {
     "rules/客户去重规则 v2.md": (
@@ -114,6 +114,8 @@ def test_any_string_plans_a_query_fts5_accepts(
     found = _run(con, query_plan.fts_query)  # must not raise
     if query_plan.empty:  # the empty phrase (maybe NOT the excluded): matches nothing
         assert found == []
+    # The query that ranks weighs terms differently but matches the very same notes.
+    assert sorted(_run(con, query_plan.ranking_query)) == sorted(found)
 
 
 @pytest.mark.parametrize("text", NASTY, ids=lambda t: repr(t[:20]))
@@ -152,6 +154,21 @@ def test_empty_plan_fts_query_is_still_a_valid_query(
 ) -> None:
     _vault, con = index
     assert _run(con, plan(text).fts_query) == []
+
+
+def test_the_characters_of_a_word_only_back_it_up() -> None:
+    query_plan = plan("journalctl 按时间段过滤日志")
+    backup = {t.text for t in query_plan.backup_chars}
+    # 按 is in no word of the query: it counts in full, as every word does (过 is a
+    # function character, never searched alone).
+    assert backup == set("时间段滤日志")
+    ranking = query_plan.ranking_query.split(" OR ")
+    for term in query_plan.terms:
+        share = 1 if term.text in backup else BACKUP_SHARE
+        assert ranking.count(term.fts()) == share, term.text
+    # A query without dictionary words ranks by its plain query.
+    english = plan("journalctl since boot")
+    assert not english.backup_chars and english.ranking_query == english.fts_query
 
 
 def test_two_char_cjk_word_plans_a_character_phrase() -> None:

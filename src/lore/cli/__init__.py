@@ -7,6 +7,7 @@ LoreError → "lore: error: …" on stderr and exit 1; usage errors exit 2. Set 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -97,7 +98,44 @@ def _damaged_index(exc: Exception, ctx: click.Context) -> str | None:
     return f"index {db} is damaged: {exc} ({remedy})"
 
 
+# The module of each command. A command's module is imported when the command runs (or
+# its help is shown): a `lore search` process imports one, not all of them.
+COMMAND_MODULES = {
+    **dict.fromkeys(("index", "rebuild", "status", "doctor"), "index"),
+    **dict.fromkeys(("search", "show"), "search"),
+    **dict.fromkeys(("ingest", "watch"), "capture"),
+    "embed": "embed",
+    "llm": "llm",
+    "mcp": "mcp",
+    **dict.fromkeys(("links", "note"), "notes"),
+    **dict.fromkeys(("serve", "token"), "serve"),
+    **dict.fromkeys(
+        ("remember", "digest", "lookup", "recent", "context", "snapshot", "check"), "memory"
+    ),
+    "report": "report",
+    "clusters": "interest",
+}
+
+
 class LoreGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            self._load(COMMAND_MODULES[cmd_name])
+        return self.commands.get(cmd_name)
+
+    def all_commands(self) -> dict[str, click.Command]:
+        """Every command, each module imported (for `--help` and the docs tests)."""
+        for module in sorted(set(COMMAND_MODULES.values())):
+            self._load(module)
+        return dict(self.commands)
+
+    def _load(self, module: str) -> None:
+        for command in importlib.import_module(f".{module}", __name__).COMMANDS:
+            self.add_command(command)
+
     def invoke(self, ctx: click.Context) -> Any:
         from ..errors import LoreError
 
@@ -131,16 +169,6 @@ def main(ctx: click.Context, traceback: bool) -> None:
     """
     ctx.meta["lore.traceback"] = traceback
 
-
-def _register() -> None:
-    from . import capture, embed, index, interest, llm, mcp, memory, report, search
-
-    for module in (index, search, capture, embed, llm, mcp, memory, report, interest):
-        for command in module.COMMANDS:
-            main.add_command(command)
-
-
-_register()
 
 if __name__ == "__main__":  # pragma: no cover - `python -m lore.cli`
     sys.exit(main())

@@ -18,7 +18,7 @@ from . import open_from_options
 @click.option(
     "--allow-write",
     is_flag=True,
-    help="Offer the write tool `remember` (off by default: the server is read-only).",
+    help="Offer the write tools remember, write_note, edit_note, move_note (off by default).",
 )
 @click.option(
     "--http",
@@ -64,8 +64,8 @@ def mcp_cmd(
     """Run an MCP server for AI agents (stdio by default; see docs/mcp.md).
 
     Tools: search, read_note, list_tags, status, lookup, recent, context, snapshot,
-    and remember with --allow-write. Every query tool syncs the index first, so what
-    was just written is found.
+    and remember, write_note, edit_note, move_note with --allow-write. Every query
+    tool syncs the index first, so what was just written is found.
     """
     from ..errors import ConfigError, install_hint
 

@@ -2,7 +2,9 @@
 
 Seed 000 calls this "取头留尾": the opening states what a note is about, the ending
 usually states what it concluded. Both feed the summary field of the full-text index
-and the summary vector.
+and the summary vector. The ending is the last paragraph of prose: a note that ends in a
+code block concluded nothing in it, and a tail cut out of a code block would read as prose
+with its closing fence opening a new one.
 
 A summary the author wrote (`summary:` in the front matter) always wins over lore's own;
 with an LLM, a note without one gets the model's grounded summary (lore.index.note_llm).
@@ -12,11 +14,24 @@ what `lore ingest` writes into the notes it captures.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from ..ingest.markdown import iter_lines
+
 HEAD_CHARS = 1200
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def last_paragraph(text: str) -> str:
+    """The last paragraph of `text` outside fenced code ("" when there is none)."""
+    last: list[str] = []
+    current: list[str] = []
+    for line in iter_lines(text, 1):
+        if line.code or not line.text.strip():
+            if current:
+                last, current = current, []
+            continue
+        current.append(line.text)
+    return "\n".join(current or last).strip()
 
 
 def long_summary(body: str, head_chars: int = HEAD_CHARS) -> str:
@@ -29,8 +44,7 @@ def long_summary(body: str, head_chars: int = HEAD_CHARS) -> str:
     cut = head.rfind(" ", head_chars - 40)
     if cut > 0:
         head = head[:cut]
-    paragraphs = [p.strip() for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
-    last = paragraphs[-1] if paragraphs else ""
+    last = last_paragraph(text)
     if not last or last in head:
         return head
     return f"{head}\n…\n{last[:head_chars]}"

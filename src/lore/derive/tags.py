@@ -20,7 +20,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from ..ingest.markdown import without_code
+from ..ingest.markdown import prose
 from .tokenize import _CJK_CLASS, has_cjk, segmenter, terms
 
 TAGS_VERSION = "1"
@@ -129,11 +129,11 @@ def _en_keywords(text: str, k: int) -> list[str]:
 
     scores = {w: word_score(w) for w in freq}
     words = sorted(freq, key=lambda w: (-scores[w], w))
-    multi = Counter(
-        " ".join(w.lower() for w in p[i : i + 2])
+    multi = Counter(  # pairs of two different words ("budget budget" is no phrase)
+        f"{p[i].lower()} {p[i + 1].lower()}"
         for p in phrases
         for i in range(len(p) - 1)
-        if len(p) >= 2
+        if p[i].lower() != p[i + 1].lower()
     )
     bigrams = sorted(
         (b for b, n in multi.items() if n >= 2 or len(phrases) < 20),
@@ -145,8 +145,9 @@ def _en_keywords(text: str, k: int) -> list[str]:
 
 def heuristic_tags(title: str, text: str, k: int = MAX_NOTE_TAGS) -> list[str]:
     """Up to `k` keywords of a note (title counted twice), strongest first, deterministic.
-    Fenced code is left out: `#include` and `endif` say nothing of what a note is about."""
-    sample = f"{title}\n{title}\n{without_code(text[:6000])[:3000]}"
+    Only prose counts: `#include` in code or `pdf` in a link's URL says nothing of what a
+    note is about."""
+    sample = f"{title}\n{title}\n{prose(text[:6000])[:3000]}"
     if _cjk_share(sample) >= 0.3:
         found = _zh_keywords(sample, k)
     else:

@@ -23,7 +23,9 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol
+
+# Re-exported: the query side segments Chinese through this module.
+from .segment import segmenter as segmenter
 
 # Han (incl. extensions and compatibility ideographs), Bopomofo, Hiragana, Katakana (incl.
 # half-width): word characters only. CJK symbols and punctuation in those blocks (radicals,
@@ -62,44 +64,6 @@ class Token:
     @property
     def is_cjk(self) -> bool:
         return len(self.term) == 1 and is_cjk_char(self.term)
-
-
-class Segmenter(Protocol):
-    """Dictionary word segmentation of Chinese text (jieba's dictionary and algorithm)."""
-
-    def cut(self, text: str, hmm: bool = True) -> list[str]: ...
-
-    def cut_for_search(self, text: str, hmm: bool = True) -> list[str]: ...
-
-
-class _Jieba:
-    def __init__(self, module: Any) -> None:
-        self.module = module
-
-    def cut(self, text: str, hmm: bool = True) -> list[str]:
-        return list(self.module.cut(text, HMM=hmm))
-
-    def cut_for_search(self, text: str, hmm: bool = True) -> list[str]:
-        return list(self.module.cut_for_search(text, HMM=hmm))
-
-
-@lru_cache(maxsize=1)
-def segmenter() -> Segmenter:
-    """rjieba (jieba's dictionary and algorithm in Rust: its dictionary loads in a fifth of
-    the time, which a one-shot `lore search` pays on every Chinese query), else jieba.
-    On the 1,002 cmrc2018_trial queries the two cut alike but for 12, where jieba splits a
-    Latin token such as "T-92" that lore never hands to the segmenter."""
-    try:
-        import rjieba  # deferred: only Chinese text needs a dictionary
-    except ImportError:
-        import logging
-
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
-        jieba.initialize()
-        return _Jieba(jieba)
-    return rjieba
 
 
 def is_cjk_char(char: str) -> bool:

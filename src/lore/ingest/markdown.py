@@ -99,10 +99,29 @@ def iter_lines(body: str, body_line: int) -> Iterator[Line]:
         offset += len(raw) + 1
 
 
-def without_code(text: str) -> str:
-    """`text` with its fenced code lines left out (an unclosed fence runs to the end, as in
-    a summary cut inside a code block): what a note says, not the code it quotes."""
-    return "\n".join(line.text for line in iter_lines(text, 1) if not line.code)
+# What a note quotes or points at rather than says: images and embeds, link targets, URLs,
+# inline code, HTML tags and comments. Link text stays.
+_NOT_PROSE = re.compile(
+    r"!\[[^\]\n]*\]\([^)\n]*\)"  # ![alt](image.png)
+    r"|!\[\[[^\]\n]*\]\]"  # ![[embed.png]]
+    r"|\]\([^)\n]*\)"  # the target of [text](target)
+    r"|<[a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*>"  # <https://autolink>
+    r"|\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*"  # bare URLs
+    r"|(`+).*?(?<!`)\1(?!`)"  # inline code
+    r"|</?[a-zA-Z][^<>\n]*>"  # HTML tags
+    r"|%%.*?%%|<!--.*?-->"  # comments on one line
+)
+
+
+def prose(text: str) -> str:
+    """What a note says in its own words: `text` without fenced code, images, URLs, link
+    targets, inline code and HTML tags (link text stays, wikilinks become their text).
+    Keywords and labels come from this: `pdf`, `png` and `include` are not topics."""
+    lines = []
+    for line in iter_lines(text, 1):
+        if not line.code:
+            lines.append(_NOT_PROSE.sub(" ", line.text))
+    return strip_markup("\n".join(lines))
 
 
 def open_fence(body: str) -> str | None:

@@ -4,10 +4,12 @@ A tag scores (weighted share of the cluster's notes carrying it) × (share of al
 tag's notes that sit in this cluster): common inside, rare outside. Authors' tags (front
 matter, inline) weigh 1, LLM tags 0.8, heuristic keywords 0.5. The label is the best tag
 plus up to two more scoring at least LABEL_KEEP of the best; a cluster without a tag
-found in 2+ of its notes (1+ when it has under 4) is labelled by its members' distinctive
-keywords (computed from their titles and text for labelling, even in mode 4, where notes
-get no keyword tags: with_keywords), and only without those by the title of its most
-representative note. Labels are made unique (a repeated one gets its next tag, else its id).
+found in MIN_TAG_SHARE of its notes (of its KEYWORD_MEMBERS most representative when it is
+larger; and in 2+, 1+ when it has under 4) is labelled by
+its members' distinctive keywords (computed from their titles and text for labelling, even
+in mode 4, where notes get no keyword tags: with_keywords), and only without those by the
+title of its most representative note. Labels are made unique (a repeated one gets its next
+tag, else its id).
 
 With an LLM configured (`llm_labels` auto/on), the model may propose a better label from
 the top tags and representative titles; answers are cached by (input hash, model, prompt
@@ -16,6 +18,7 @@ version) and a failure keeps the heuristic labels, with a message.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
 WEIGHTS = {"frontmatter": 1.0, "inline": 1.0, "llm": 0.8, "heuristic": 0.5}
 TOP_TAGS = 5
 LABEL_KEEP = 0.5
+# A tag in 3 of a cluster's 63 notes (`#include` written in passing) does not name it.
+MIN_TAG_SHARE = 0.1
 MAX_LABEL = 60
 LABEL_PROMPT_VERSION = "lore-interest-label-v1"
 LABEL_SYSTEM = (
@@ -67,7 +72,7 @@ def note_tags(store: SqliteStore) -> dict[int, dict[str, tuple[str, float]]]:
     return out
 
 
-KEYWORD_MEMBERS = 30  # the most representative members whose keywords label a cluster
+KEYWORD_MEMBERS = 60  # the most representative members whose keywords label a cluster
 
 
 def with_keywords(
@@ -126,7 +131,11 @@ def heuristic_labels(
                 weight[key] += w
                 count[key] += 1
                 spelling[key][tag] += 1
-        floor = 1 if len(members) < 4 else 2
+        floor = (
+            1
+            if len(members) < 4
+            else max(2, math.ceil(MIN_TAG_SHARE * min(len(members), KEYWORD_MEMBERS)))
+        )
         scored = [
             ((weight[k] / len(members)) * (count[k] / df[k]), k) for k in count if count[k] >= floor
         ]

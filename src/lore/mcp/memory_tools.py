@@ -26,7 +26,7 @@ LOOKUP_PARAMS = (
 
 
 def run_lookup(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
-    result = ctx.vault.lookup(a["query"], limit=a["limit"])
+    result = ctx.vault.lookup(a["query"], limit=a["limit"], principal=ctx.principal)
     data = result.to_dict()
     data["hits"] = [hit_json(hit) for hit in result.hits]
     return data
@@ -65,7 +65,7 @@ RECENT_PARAMS = (
 
 
 def run_recent(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
-    return ctx.vault.recent(days=a["days"], limit=a["limit"]).to_dict()
+    return ctx.vault.recent(days=a["days"], limit=a["limit"], principal=ctx.principal).to_dict()
 
 
 RECENT = ToolSpec(
@@ -97,7 +97,7 @@ CONTEXT_PARAMS = (
 
 
 def run_context(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
-    view = ctx.vault.context(a["task"], budget=a["budget"])
+    view = ctx.vault.context(a["task"], budget=a["budget"], principal=ctx.principal)
     return view.to_dict()
 
 
@@ -122,7 +122,7 @@ SNAPSHOT_PARAMS = (budget_param("summary", default=2048, minimum=256, maximum=16
 
 
 def run_snapshot(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
-    return ctx.vault.snapshot(budget=a["budget"]).to_dict()
+    return ctx.vault.snapshot(budget=a["budget"], principal=ctx.principal).to_dict()
 
 
 SNAPSHOT = ToolSpec(
@@ -189,6 +189,7 @@ def run_remember(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         status=a["status"],
         source=a["source"],
         trust=a["trust"],
+        principal=ctx.principal,
     )
     return memory.to_dict()
 

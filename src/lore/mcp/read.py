@@ -70,7 +70,9 @@ def _absolute(text: str) -> bool:
     return os.path.isabs(text) or bool(_WINDOWS_ABS.match(text))
 
 
-def resolve_note(vault: Vault, raw: str) -> tuple[dict[str, Any], str | None]:
+def resolve_note(
+    vault: Vault, raw: str, principal: str | None = None
+) -> tuple[dict[str, Any], str | None]:
     """(the indexed note, the heading of an anchor) for what a model sent as a path.
 
     Every reading of the input (see _candidates) must be a relative path that stays inside
@@ -98,7 +100,7 @@ def resolve_note(vault: Vault, raw: str) -> tuple[dict[str, Any], str | None]:
                 ) from None
     for rel, heading in checked:
         try:
-            return vault.note(rel), heading
+            return vault.note(rel, principal=principal), heading
         except PathError:
             continue  # inside the vault, but not an indexed note: try the next reading
     raise PathError(
@@ -124,14 +126,14 @@ def run_read_note(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
     vault = ctx.vault
     heading: str | None = None
     if a["path"]:
-        note, heading = resolve_note(vault, a["path"])
+        note, heading = resolve_note(vault, a["path"], ctx.principal)
     elif a["id"]:
         found = vault.note_path_for_id(a["id"])
-        if found is None:
+        if found is None or not vault.access(ctx.principal).allows(found):
             raise PathError(
                 f"read_note: no note has the id {a['id']!r}", hint="search for it by words"
             )
-        note = vault.note(found)
+        note = vault.note(found, principal=ctx.principal)
     else:
         raise ArgumentError(
             "read_note: give `path` (as search returns it) or `id` (a front-matter id)"
@@ -193,6 +195,7 @@ def run_read_note(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         "frontmatter": note["frontmatter"],
         "headings": note["headings"],
         "links": note["links"],
+        "backlinks": [b.to_dict() for b in vault.links(path, principal=ctx.principal).backlinks],
         # With an LLM (issue 19): its summary, key claims (each with the quote that
         # grounds it in the note) and category; the author's summary and category win.
         "summary": note["summary"] if note["summary_source"] != "head_tail" else None,

@@ -31,6 +31,7 @@ from ..vault import Vault
 from .args import input_schema, normalise
 from .spec import ToolContext, ToolSpec
 from .tools import available_tools
+from .write_tools import WRITE_TOOLS
 
 if TYPE_CHECKING:  # the SDK (the `mcp` extra) is imported where it is used
     import mcp_types as types
@@ -41,6 +42,7 @@ log = logging.getLogger("lore.mcp")
 _FLAG = re.compile(r"(?<![\w-])--([a-z][a-z-]*)")
 
 HOST = "127.0.0.1"  # the HTTP transport never listens anywhere else
+WRITE_NAMES = {"remember", *(tool.name for tool in WRITE_TOOLS)}
 
 _TOOL_SYNONYMS = {
     "find": "search",
@@ -58,9 +60,10 @@ _TOOL_SYNONYMS = {
 }
 
 
-def describe(vault: Vault, tools: Sequence[ToolSpec]) -> str:
-    """The server's instructions, from the live index: which vault, how big, which mode,
-    what each tool is for."""
+def describe(vault: Vault, tools: Sequence[ToolSpec], *, counts: bool = True) -> str:
+    """The server's instructions, from the live index: which vault, how big (unless
+    `counts` is False: a server whose callers see different parts of the vault), which
+    mode, what each tool is for."""
     status = vault.status()
     names = {tool.name for tool in tools}
     mode_text = {
@@ -69,9 +72,10 @@ def describe(vault: Vault, tools: Sequence[ToolSpec]) -> str:
         "mode3": "hybrid: full text + embeddings",
         "mode4": "full text (BM25, CJK-aware); no embeddings, no LLM",
     }.get(status.mode, status.mode)
+    size = f"{status.notes} notes, {status.tags} tags; " if counts else ""
     lines = [
         f"lore: the local knowledge base of the Markdown vault '{vault.root.name}'"
-        f" ({status.notes} notes, {status.tags} tags; search runs in {status.mode}: {mode_text}).",
+        f" ({size}search runs in {status.mode}: {mode_text}).",
         "The files are the truth. Every answer carries the note's path, date, heading and a"
         " snippet: cite the `anchor` (path#heading). The index syncs itself before each"
         " call, so notes just written are found.",
@@ -104,6 +108,11 @@ def describe(vault: Vault, tools: Sequence[ToolSpec]) -> str:
         )
     else:
         lines.append("This server is read-only.")
+    if "edit_note" in names:
+        lines.append(
+            "- write_note / edit_note / move_note: create a note, change one (pass the `hash`"
+            " read_note gave as base_hash: a note changed since is refused), move one."
+        )
     return "\n".join(lines)
 
 
@@ -133,25 +142,48 @@ def _error_result(message: str) -> types.CallToolResult:
     )
 
 
-class LoreServer:
-    """The tools of one open vault, served over MCP."""
+Work = Callable[[Vault], dict[str, Any]]
+# How a tool call reaches a vault when the server does not own one (`lore serve`): run the
+# work on a vault of the runner's choosing; `sync` asks for an index as fresh as the files.
+Runner = Callable[[Work, bool], dict[str, Any]]
+# Who a request is, from the transport's request (`lore serve`'s tokens): (the principal
+# it runs as, None for the owner; whether it may use the write tools).
+CallerOf = Callable[[Any], "tuple[str | None, bool]"]
 
-    def __init__(self, vault: Vault, *, allow_write: bool = False) -> None:
+
+class LoreServer:
+    """The tools of one open vault, served over MCP.
+
+    By default the server owns `vault`: tool calls take turns on it and sync it first.
+    With a `runner` (`lore serve`), each call runs wherever the runner puts it, as the
+    caller `caller_of(request)` names, and `vault` only describes the server."""
+
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        allow_write: bool = False,
+        runner: Runner | None = None,
+        caller_of: CallerOf | None = None,
+    ) -> None:
         from mcp.server import Server
 
         self.vault = vault
         self.allow_write = allow_write
+        self.runner = runner
+        self.caller_of = caller_of
         self.tools = {tool.name: tool for tool in available_tools(vault, allow_write=allow_write)}
         self._lock = threading.Lock()  # one tool call at a time on the vault's connection
         self._told: set[str] = set()
         # What the vault has to say once (a setting ignored, a read-only index): logged
         # now, and put on the first answer, where the agent sees it.
-        self._first_notices = vault.take_notices()
+        self._first_notices = vault.take_notices() if runner is None else []
         for notice in self._first_notices:
             log.warning("%s", notice)
-        with self._lock, contextlib.suppress(IndexBusyError, IndexReadOnlyError):
-            vault.sync()  # so the instructions describe the index as it is now
-        instructions = describe(vault, list(self.tools.values()))
+        if runner is None:
+            with self._lock, contextlib.suppress(IndexBusyError, IndexReadOnlyError):
+                vault.sync()  # so the instructions describe the index as it is now
+        instructions = describe(vault, list(self.tools.values()), counts=caller_of is None)
         self.server: Server[Any] = Server(
             "lore",
             version=__version__,
@@ -183,22 +215,39 @@ class LoreServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await self.call(params.name, params.arguments)
+        principal, can_write = None, True
+        if self.caller_of is not None:
+            try:
+                principal, can_write = self.caller_of(ctx.request)
+            except LoreError as exc:  # no identity on the request: refuse, never widen
+                return _error_result(f"{params.name}: {exc}")
+        return await self.call(
+            params.name, params.arguments, principal=principal, can_write=can_write
+        )
 
-    async def call(self, name: str, arguments: Any) -> types.CallToolResult:
-        """Run one tool (in a worker thread) and shape its answer; never raises."""
+    async def call(
+        self, name: str, arguments: Any, *, principal: str | None = None, can_write: bool = True
+    ) -> types.CallToolResult:
+        """Run one tool (in a worker thread) as `principal` and shape its answer; never
+        raises. A caller that may not write gets an error from the write tools."""
         import anyio.to_thread
 
         tool = self._find(name)
+        if tool is not None and tool.write and not can_write:
+            return _error_result(
+                f"{tool.name}: this token is read-only (make one with `lore token add NAME"
+                " --write`)"
+            )
         if tool is None:
-            if name.strip().casefold() == "remember" and not self.allow_write:
+            key = name.strip().casefold()
+            if key in WRITE_NAMES and not self.allow_write:
                 return _error_result(
-                    "remember: writing is off on this server (start it with `lore mcp"
-                    " --allow-write` to enable the remember tool)"
+                    f"{key}: writing is off on this server (start it with --allow-write"
+                    " to enable the write tools)"
                 )
             return _error_result(f"unknown tool {name!r}; this server has: {', '.join(self.tools)}")
         try:
-            data = await anyio.to_thread.run_sync(self._run, tool, arguments)
+            data = await anyio.to_thread.run_sync(self._run, tool, arguments, principal)
         except LoreError as exc:
             return _error_result(error_message(tool.name, exc))
         except Exception as exc:  # a bug must not take the server down: say so, log it
@@ -215,18 +264,24 @@ class LoreServer:
         return self.tools.get(key)
 
     # -- the work, in a worker thread ----------------------------------------------------------
-    def _run(self, tool: ToolSpec, arguments: Any) -> dict[str, Any]:
+    def _run(self, tool: ToolSpec, arguments: Any, principal: str | None = None) -> dict[str, Any]:
         args, notices = normalise(tool.name, tool.params, arguments)
-        with self._lock:
-            notices[:0] = self._first_notices
-            self._first_notices = []
-            changed = tool.sync_first and self._sync(notices)
-            ctx = ToolContext(self.vault, notices)
-            data = tool.run(ctx, args)
-            if changed or tool.write:  # new sessions get instructions with the new counts
-                self.server.instructions = describe(self.vault, list(self.tools.values()))
-        if ctx.notices:
-            data["notices"] = [*ctx.notices, *data.get("notices", [])]
+
+        def work(vault: Vault) -> dict[str, Any]:
+            return tool.run(ToolContext(vault, notices, principal), args)
+
+        if self.runner is not None:
+            data = self.runner(work, tool.sync_first)
+        else:
+            with self._lock:
+                notices[:0] = self._first_notices
+                self._first_notices = []
+                changed = tool.sync_first and self._sync(notices)
+                data = work(self.vault)
+                if changed or tool.write:  # new sessions get instructions with the new counts
+                    self.server.instructions = describe(self.vault, list(self.tools.values()))
+        if notices:
+            data["notices"] = [*notices, *data.get("notices", [])]
         return data
 
     def _sync(self, notices: list[str]) -> bool:
@@ -294,18 +349,19 @@ class LoreServer:
             sock.close()
 
 
-def bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def bind(port: int, host: str = HOST) -> socket.socket:
+    """A listening socket on host:port (port 0: any free one), or one line saying why not."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((HOST, port))
+        sock.bind((host, port))
     except OSError as exc:
         sock.close()
         raise ConfigError(
-            f"--port {port}: cannot listen on {HOST}:{port}: {exc.strerror or exc}",
+            f"--port {port}: cannot listen on {host}:{port}: {exc.strerror or exc}",
             hint="choose another port, or --port 0 for any free one",
         ) from None
-    sock.listen(128)
+    sock.listen(512)
     return sock
 
 

@@ -16,10 +16,12 @@ MAX_PATH = 1024  # the longest path argument read
 
 @dataclass
 class ToolContext:
-    """What a tool call sees: the open vault, and the notices to return with its result."""
+    """What a tool call sees: the open vault, the notices to return with its result, and
+    the principal it runs as (None: the vault's owner, who sees everything)."""
 
     vault: Vault
     notices: list[str] = field(default_factory=list)
+    principal: str | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from .args import Param, limit_param
 from .memory_tools import MEMORY_TOOLS
 from .read import READ_NOTE
 from .spec import MAX_PATH, ToolContext, ToolSpec, hit_json
+from .write_tools import WRITE_TOOLS
 
 # -- search --------------------------------------------------------------------------------
 
@@ -114,6 +115,7 @@ def run_search(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         include_undated=a["include_undated"],
         explain=a["explain"],
         mode=a["mode"],
+        principal=ctx.principal,
     )
     return {
         "query": result.query,
@@ -155,14 +157,9 @@ TAG_PARAMS = (
 
 
 def run_list_tags(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
-    counts = ctx.vault.tag_counts()
-    needle = (a["match"] or "").lstrip("#").casefold()
-    chosen = [(t, n) for t, n in counts if needle in t.casefold()]
-    return {
-        "total": len(counts),
-        "matched": len(chosen),
-        "tags": [{"tag": t, "notes": n} for t, n in chosen[: a["limit"]]],
-    }
+    from ..present.jsonout import tag_list
+
+    return tag_list(ctx.vault.tag_counts(principal=ctx.principal), a["match"], a["limit"])
 
 
 LIST_TAGS = ToolSpec(
@@ -182,7 +179,7 @@ LIST_TAGS = ToolSpec(
 
 
 def run_status(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
-    data = ctx.vault.status().to_dict()
+    data = ctx.vault.status(principal=ctx.principal).to_dict()
     data["name"] = ctx.vault.root.name
     return data
 
@@ -205,5 +202,6 @@ CORE_TOOLS = (SEARCH, READ_NOTE, LIST_TAGS, STATUS)
 
 def available_tools(vault: Vault, *, allow_write: bool = False) -> list[ToolSpec]:
     """The tools this server offers, in the order a client lists them: the core, then
-    agent memory; the write tool only when writes are allowed."""
-    return [tool for tool in (*CORE_TOOLS, *MEMORY_TOOLS) if allow_write or not tool.write]
+    agent memory, then note writing; the write tools only when writes are allowed."""
+    every = (*CORE_TOOLS, *MEMORY_TOOLS, *WRITE_TOOLS)
+    return [tool for tool in every if allow_write or not tool.write]

@@ -20,7 +20,7 @@ from ..ingest.markdown import date_from_name, iter_lines
 from ..ingest.parse import split_frontmatter
 from ..safe_write import open_folder
 from ..store import memory as sql
-from .access import access_for
+from .access import Access, access_for
 from .derive import is_daily
 from .entities import Entities
 from .markdown import block_id, fold_key, link_key, slug, split_heading
@@ -60,10 +60,12 @@ def anchors_of(body: str, body_line: int, headings_json: list[list[Any]]) -> set
     return found
 
 
-def _resolve_pointer(vault: Vault, target: str, note_index: dict[str, str]) -> str | None:
+def _resolve_pointer(
+    vault: Vault, target: str, note_index: dict[str, str], access: Access
+) -> str | None:
     path, _, _anchor = target.partition("#")
     rel = path.strip().lstrip("./")
-    if (vault.root / rel).is_file():
+    if (vault.root / rel).is_file() and access.allows(rel):
         return rel
     return note_index.get(link_key(rel))
 
@@ -84,7 +86,7 @@ def _anchor_findings(vault: Vault, core: list[dict[str, Any]], ents: Entities) -
             )
             continue
         target = entry["target"]
-        path = _resolve_pointer(vault, target, ents.note_index)
+        path = _resolve_pointer(vault, target, ents.note_index, ents.access)
         if path is None:
             out.append(
                 Finding("broken-anchor", entry["path"], entry["line"], f"{target}: no such note")
@@ -245,8 +247,15 @@ def _fix_last_activity(vault: Vault, finding: Finding, date: str, kind: str) -> 
     return True
 
 
-def check(vault: Vault, *, fix: bool = False, stale_days: int | None = None) -> CheckReport:
+def check(
+    vault: Vault, *, fix: bool = False, stale_days: int | None = None, principal: str | None = None
+) -> CheckReport:
+    """Memory hygiene findings; `principal` limits the check to what its rules allow (it
+    cannot `fix`)."""
     settings = load_memory_settings(vault.root)
+    access = access_for(settings, principal)
+    if fix and not access.unrestricted:
+        raise ConfigError("check --fix repairs every card: it cannot run as a principal")
     if stale_days is None:
         stale_days = settings.stale_days
     if (
@@ -258,13 +267,13 @@ def check(vault: Vault, *, fix: bool = False, stale_days: int | None = None) -> 
             f"--stale-days must be a number of days from 0 to {MAX_DAYS}, not {stale_days!r}"
         )
     today = settings.today_date()
-    ents = Entities(vault.store, settings, access_for(settings, None))
-    entries = sql.entries(vault.store, None)
+    ents = Entities(vault.store, settings, access)
+    entries = sql.entries(vault.store, access.globs)
     core = [e for e in entries if e["path"] == settings.core]
     findings = _anchor_findings(vault, core, ents)
     findings += _entity_findings(ents)
     findings += _entry_findings(entries, today, stale_days)
-    for path, _title, _date in sql.note_keys(vault.store, None):
+    for path, _title, _date in sql.note_keys(vault.store, access.globs):
         name = path.rsplit("/", 1)[-1]
         if is_daily(path, settings) and date_from_name(name) is None:
             findings.append(

@@ -182,3 +182,19 @@ def lookup(
 
     # L4: say so.
     return LookupResult("L4", query, card, [], tried, principal, notes)
+
+
+def card_at(
+    vault: Vault, path: str, *, name: str | None = None, principal: str | None = None
+) -> dict[str, Any] | None:
+    """The entity card the note at `path` defines (the one called `name`, else the first),
+    as `lookup` shows it at L1; None when there is none the caller may see."""
+    settings = load_memory_settings(vault.root)
+    access = access_for(settings, principal)
+    if not access.allows(path):
+        return None
+    ents = Entities(vault.store, settings, access)
+    for key, info in ents.registry.entities.items():
+        if (name is None or info.name == name) and any(d["path"] == path for d in info.defs):
+            return ents.card(key, settings.today_date())
+    return None

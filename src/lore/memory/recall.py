@@ -32,12 +32,13 @@ from .access import Access, access_for
 from .decay import decay_weight, trust_weight
 from .markdown import fold_key
 from .mentions import Matcher
-from .model import MemoryHit
 from .registry import Registry
 from .settings import MemorySettings, load_memory_settings
 
 if TYPE_CHECKING:
+    # A search scopes itself here too; the memory result types are lookup's alone.
     from ..vault import Vault
+    from .model import MemoryHit
 
 _TERM_WEIGHTS = {"cjk_char": 1.0, "word": 4.0, "phrase": 6.0, "cjk_word": 3.0}
 PROXIMITY_FLOOR = 0.5  # the share of its score an entry keeps when no passage holds the question
@@ -287,6 +288,8 @@ def _memory_hit(
             heading=entry["heading"] or None,
             date=entry["date"] or hit.date,
         )
+    from .model import MemoryHit
+
     anchor = entry["anchor"] if entry else None
     return MemoryHit(
         **fields,

@@ -9,7 +9,6 @@ the entity whose *name* it is first; an alias that two entities claim resolves t
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -111,6 +110,8 @@ class Registry:
 
     def signature(self) -> str:
         """Changes whenever the mention table would: spellings, owners, card paths."""
+        import hashlib  # deferred: only indexing compares signatures, a search does not
+
         digest = hashlib.sha256()
         for surface, key in sorted(self.spellings()):
             digest.update(f"{surface}\x00{key}\x01".encode())

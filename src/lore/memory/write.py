@@ -23,10 +23,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, IndexBusyError, IndexFullError, IndexReadOnlyError, PathError
+from ..errors import (
+    AccessError,
+    ConfigError,
+    IndexBusyError,
+    IndexFullError,
+    IndexReadOnlyError,
+    PathError,
+)
 from ..ingest.markdown import iter_lines, open_fence
 from ..safe_write import append_locked
 from ..store import memory as sql
+from .access import access_for
 from .entries import STATUSES, TRUST_LEVELS, parse_daily
 from .markdown import fold_key
 from .model import Memory
@@ -163,6 +171,7 @@ def remember(
     source: str | None = None,
     trust: str = "inferred",
     at: dt.datetime | None = None,
+    principal: str | None = None,
 ) -> Memory:
     text = check_text(text)
     if status not in STATUSES:
@@ -178,11 +187,14 @@ def remember(
     if isinstance(entities, str):
         entities = [entities]
     settings = load_memory_settings(vault.root)
-    registry = Registry.build(sql.entity_rows(vault.store))
+    access = access_for(settings, principal)  # names resolve through visible cards only
+    registry = Registry.build(sql.entity_rows(vault.store), access)
     names, notes = normalise_entities(list(entities), registry)
     now = (at or dt.datetime.now()).replace(microsecond=0)
     date, clock = now.date().isoformat(), now.strftime("%H:%M:%S")
     rel = f"{settings.dir}/{date}.md"
+    if not access.allows(rel):
+        raise AccessError(f"remember: {rel} is outside what {principal!r} may write")
     meta = [f"status: {status}", f"trust: {trust}"]
     if source:
         meta.append(f"source: {source}")

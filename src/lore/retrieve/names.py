@@ -6,7 +6,8 @@ first unless another matches far better.
     name  max over the note's names of  share of the name's words the query holds
                                       × share of the query's words the name holds
           (1.0: the query is the name, word for word, in any order and case; the words
-          are the index's tokens, so "State machines" names "state machine")
+          are the index's tokens, so "State machines" names "state machine"); 1.0 too
+          when the query is the note's folder and name ("Minimal theme": Themes/Minimal)
 
 Candidates: the notes whose names hold the query's candidate-bringing terms (FTS5 on the
 title column, which holds every name).
@@ -38,6 +39,18 @@ def name_match(query_words: set[str], name: str) -> float:
     return round((shared / len(words)) * (shared / len(query_words)), 6)
 
 
+def folder_match(query_words: set[str], name: str, folder: str) -> float:
+    """1.0 when the query is the note's folder and name, word for word ("Minimal theme"
+    for Themes/Minimal.md: in a vault sorted by kind the folder says what a note is, and
+    people name it so), else 0. Only word for word: a folder word shared with the query
+    must not make a name that holds other words ("AI/结对编程" for "AI 编程") as good as a
+    title that names the query itself."""
+    words = _words(name)
+    if not words & query_words:  # a folder alone names no note
+        return 0.0
+    return 1.0 if name_match(query_words, f"{folder} {name}") == 1.0 else 0.0
+
+
 def query_words(plan: QueryPlan) -> set[str]:
     return {tok for term in plan.terms for tok in term.tokens} - _FILLER
 
@@ -67,7 +80,11 @@ def name_scores(store: SqliteStore, plan: QueryPlan, ids: list[int]) -> dict[int
     for nid, title, fm, path in store.query(
         f"SELECT id, title, frontmatter, path FROM notes WHERE id IN ({marks})", ids
     ):
-        best = max(name_match(wanted, n) for n in note_names(title, json.loads(fm), path))
+        folder = path.rsplit("/", 2)[-2] if "/" in path else ""
+        best = max(
+            max(name_match(wanted, n), folder_match(wanted, n, folder))
+            for n in note_names(title, json.loads(fm), path)
+        )
         if best > 0:
             scores[int(nid)] = best
     return scores

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..derive.tags import query_keywords
-from ..index.llm_cache import cached_answer, string_list
 from ..providers.base import ProviderError
 from .query import _ZH_FILLER_RE
 
@@ -64,6 +63,8 @@ def llm_plan(
     store: SqliteStore, chat: ChatProvider, text: str, tag_range: tuple[int, int] = (8, 12)
 ) -> SearchPlan:
     """The LLM's plan (cached). Raises ProviderError on any failure or invalid answer."""
+    from ..index.llm_cache import cached_answer, string_list  # deferred: modes 1-2 only
+
     low, high = tag_range
     system = PLAN_SYSTEM.replace("{low}", str(low)).replace("{high}", str(high))
 

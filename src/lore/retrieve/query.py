@@ -16,13 +16,16 @@ Terms:
 Every term scores every candidate. Terms too common to say which notes to look at (a
 character most notes hold) are `score_only`: the full-text query is
 `(rare terms) AND (common terms OR <every note>)`, so FTS5 reads candidates from the rare
-terms' lists alone and still computes BM25 over all terms for each of them.
+terms' lists alone and still computes BM25 over all terms for each of them. The single
+characters of a dictionary word back the word up and score at 1/BACKUP_SHARE of a term
+(QueryPlan.ranking_query).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -33,6 +36,14 @@ from ..errors import QueryError
 MAX_TERMS = 48
 MAX_QUERY_CHARS = 4000  # longer queries are refused, on every surface (API, CLI, MCP)
 PLAN_CHARS = 2000  # the head of a query its terms are taken from
+# A backup character (QueryPlan.backup_chars) scores 1/BACKUP_SHARE of a term. mode4 MRR@10 by
+# share, bench.realvault's Chinese vault (all queries / details deep in long notes) and
+# bench.retrieval's cmrc2018_trial (long questions in other words than the text):
+# 1 (counted in full) 0.748 / 0.747, 0.981; 2: 0.768 / 0.855, 0.981; 4: 0.775 / 0.860,
+# 0.979; 8: 0.778 / 0.868, 0.977; no weight at all: 0.779 / 0.904, but spoken-style
+# questions lose (topic 0.520 → 0.506). Each share costs one more reading of the other
+# terms' phrases (the FTS5 part of a Chinese query: x1.2-1.5 at 2, x1.8 at 3, x2.4 at 5).
+BACKUP_SHARE = 2
 
 # Spoken-style filler, longest first so "帮我找找" goes before "帮我".
 _ZH_FILLER = sorted(
@@ -106,10 +117,37 @@ class QueryPlan:
 
     @property
     def fts_query(self) -> str:
+        """The full-text query: which notes match (and what --explain shows)."""
+        return self._query(lambda term: term.fts())
+
+    @property
+    def ranking_query(self) -> str:
+        """fts_query with every term but the backup characters (see backup_chars) given
+        BACKUP_SHARE times: the same notes match, and BM25, a sum over the query's
+        phrases, counts a backup character at 1/BACKUP_SHARE of a term."""
+        backup = self.backup_chars
+
+        def weighted(term: QueryTerm) -> str:
+            return " OR ".join([term.fts()] * (1 if term in backup else BACKUP_SHARE))
+
+        return self._query(weighted) if backup else self.fts_query
+
+    @property
+    def backup_chars(self) -> frozenset[QueryTerm]:
+        """The single characters of the query's dictionary words. They back a word up (a
+        note that writes it apart, or in other words, still scores), but where the word
+        matched they are the same evidence again: counted in full, a Chinese word weighed
+        three times one Latin word, and long notes full of common characters outranked
+        the note holding the query's rare name (a detail deep in a long note lost most).
+        A character no word of the query holds counts in full."""
+        in_words = {tok for t in self.terms if t.kind == "cjk_word" for tok in t.tokens}
+        return frozenset(t for t in self.terms if t.kind == "cjk_char" and t.tokens[0] in in_words)
+
+    def _query(self, phrase: Callable[[QueryTerm], str]) -> str:
         # An empty plan still yields valid FTS5 syntax: the empty phrase matches nothing.
-        query = " OR ".join(term.fts() for term in self.generating) or '""'
+        query = " OR ".join(map(phrase, self.generating)) or '""'
         if self.score_only:
-            common = " OR ".join(term.fts() for term in self.score_only)
+            common = " OR ".join(map(phrase, self.score_only))
             query = f'({query}) AND ({common} OR "{EVERY_NOTE}")'
         if self.excluded:
             query = f"({query}) NOT ({' OR '.join(term.fts() for term in self.excluded)})"

@@ -305,7 +305,7 @@ def rank(
         rows = store.query(
             "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ?"
             " ORDER BY s LIMIT ?",
-            [*weights, query_plan.fts_query, fetch],
+            [*weights, query_plan.ranking_query, fetch],
         )
         if len(rows) < fetch or rows[-1][1] != rows[limit - 1][1]:
             ids = [int(r[0]) for r in rows]
@@ -317,7 +317,7 @@ def rank(
         "SELECT n.id, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN notes n ON n.id = fts.rowid"
         f" WHERE fts MATCH ?{where} ORDER BY s, n.path LIMIT ?"
     )
-    rows = store.query(sql, [*weights, query_plan.fts_query, *params, limit])
+    rows = store.query(sql, [*weights, query_plan.ranking_query, *params, limit])
     return [(int(nid), round(-float(score), 6)) for nid, score in rows]
 
 
@@ -357,7 +357,7 @@ def _field_scores(
     marks = ",".join("?" * len(ids))
     rows = store.query(
         f"SELECT rowid, {', '.join(cols)} FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
-        [*params, query_plan.fts_query, *ids],
+        [*params, query_plan.ranking_query, *ids],
     )
     return {
         int(row[0]): {name: round(-float(v), 6) for name, v in zip(names, row[1:], strict=True)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..derive.tokenize import has_cjk, token_spans
 from ..ingest.markdown import strip_markup
@@ -23,8 +24,7 @@ _WS = re.compile(r"\s+")
 _LINE_MARKUP = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?)", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):  # a tuple: a note of a million matches makes a million of them
     start: int
     end: int
     term: QueryTerm
@@ -54,31 +54,53 @@ def find_matches(text: str, plan: QueryPlan) -> list[Match]:
     return matches
 
 
+def _slots(matches: list[Match]) -> tuple[list[int], list[float]]:
+    """(for each match, the number of its term; each term's weight). A term is hashed once
+    per distinct object, not once per match: a note of a million matches stays fast."""
+    by_id: dict[int, int] = {}
+    by_term: dict[QueryTerm, int] = {}
+    weights: list[float] = []
+    keys: list[int] = []
+    for match in matches:
+        key = by_id.get(id(match.term))
+        if key is None:
+            key = by_term.setdefault(match.term, len(by_term))
+            if key == len(weights):
+                weights.append(_WEIGHTS.get(match.term.kind, 1.0) * len(match.term.tokens))
+            by_id[id(match.term)] = key
+        keys.append(key)
+    return keys, weights
+
+
 def _best_window(matches: list[Match], width: int) -> tuple[int, int]:
     """Indices [lo, hi) into `matches` (sorted by start) of the best window: the one whose
     distinct terms weigh most. One pass with a count per term in the window, so a note of
     a million repeated matches costs linear time."""
+    keys, weights = _slots(matches)
+    starts = [m.start for m in matches]
+    ends = [m.end for m in matches]
+    in_window = [0] * len(weights)
     best = (-1.0, 0, 0)
-    in_window: dict[QueryTerm, int] = {}
     score = 0.0
     hi = 0
-    for lo in range(len(matches)):
+    total = len(matches)
+    for lo in range(total):
         hi = max(hi, lo)
         # A window holds at least the match it starts at, even one wider than `width` (a
         # long token): it is clipped when rendered.
-        while hi < len(matches) and (hi == lo or matches[hi].end - matches[lo].start <= width):
-            term = matches[hi].term
-            if not in_window.get(term):
-                score += _WEIGHTS.get(term.kind, 1.0) * len(term.tokens)
-            in_window[term] = in_window.get(term, 0) + 1
+        while hi < total and (hi == lo or ends[hi] - starts[lo] <= width):
+            key = keys[hi]
+            if not in_window[key]:
+                score += weights[key]
+            in_window[key] += 1
             hi += 1
         if score > best[0]:
             best = (score, lo, hi)
         if hi > lo:  # matches[lo] leaves the window
-            term = matches[lo].term
-            in_window[term] -= 1
-            if not in_window[term]:
-                score -= _WEIGHTS.get(term.kind, 1.0) * len(term.tokens)
+            key = keys[lo]
+            in_window[key] -= 1
+            if not in_window[key]:
+                score -= weights[key]
     return best[1], best[2]
 
 
@@ -140,7 +162,8 @@ def build_evidence(
     if width is None:
         width = 90 if has_cjk(body[:2000]) else 200
     matches = sorted(find_matches(body, plan), key=lambda m: (m.start, m.end))
-    matched_terms = sorted({m.term for m in matches}, key=plan.terms.index)
+    distinct = {id(m.term): m.term for m in matches}.values()  # hashed once each
+    matched_terms = sorted(set(distinct), key=plan.terms.index)
     if not matches:
         head = body.strip()
         lead = body.find(head[:1]) if head else 0

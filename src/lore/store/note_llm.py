@@ -1,4 +1,4 @@
-"""SQL for the note fields by the LLM (schema m005_note_llm): a summary, key claims and a
+"""SQL for the note fields by the LLM (schema m007_note_llm): a summary, key claims and a
 category per note, made by lore.index.note_llm and grounded in the note.
 
 A row holds for the note's content hash it was made from (`note_hash`): rows of a note
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .memory import allow_sql
 from .sqlite import SqliteStore
 
 _CHUNK = 500
@@ -186,15 +187,18 @@ def has_texts(store: SqliteStore, note_id: int) -> bool:
     return bool(store.query("SELECT 1 FROM note_texts WHERE note_id = ? LIMIT 1", [note_id]))
 
 
-def stats(store: SqliteStore) -> dict[str, Any]:
-    """How many notes have fields (by model), failed, or hold fields of an older content."""
+def stats(store: SqliteStore, allow: Sequence[str] | None = None) -> dict[str, Any]:
+    """How many notes have fields (by model), failed, or hold fields of an older content
+    (of the notes `allow` lets through; None: all)."""
+    where, params = allow_sql(allow)
     by_state: dict[str, int] = {}
     models: dict[str, int] = {}
     claims = dropped = 0
     for state, model, n, kept, lost in store.query(
         "SELECT l.state, l.model, count(*), sum(json_array_length(l.claims)),"
         f" sum(json_array_length(l.dropped)) FROM note_llm l JOIN notes n ON {_CURRENT}"
-        " GROUP BY l.state, l.model ORDER BY l.state, l.model"
+        f" WHERE 1{where} GROUP BY l.state, l.model ORDER BY l.state, l.model",
+        params,
     ):
         by_state[str(state)] = by_state.get(str(state), 0) + int(n)
         if state == "llm":
@@ -204,7 +208,8 @@ def stats(store: SqliteStore) -> dict[str, Any]:
     stale = int(
         store.query(
             "SELECT count(*) FROM note_llm l JOIN notes n ON n.id = l.note_id"
-            " WHERE l.note_hash IS NOT n.hash"
+            f" WHERE l.note_hash IS NOT n.hash{where}",
+            params,
         )[0][0]
     )
     return {
@@ -233,12 +238,17 @@ def cache_stats(store: SqliteStore) -> dict[str, Any]:
     }
 
 
-def category_counts(store: SqliteStore) -> list[tuple[str, int]]:
-    """Every category (as first written, case aside) with its notes, most first."""
+def category_counts(
+    store: SqliteStore, allow: Sequence[str] | None = None
+) -> list[tuple[str, int]]:
+    """Every category (as first written, case aside) with its notes, most first (of the
+    notes `allow` lets through; None: all)."""
+    where, params = allow_sql(allow)
     rows = store.query(
         f"SELECT min(c), count(*) AS k FROM (SELECT coalesce({_AUTHOR_CATEGORY}, l.category)"
-        f" AS c FROM notes n LEFT JOIN note_llm l ON {_CURRENT})"
-        " WHERE c IS NOT NULL AND c != '' GROUP BY lower(c) ORDER BY k DESC, lower(c)"
+        f" AS c FROM notes n LEFT JOIN note_llm l ON {_CURRENT} WHERE 1{where})"
+        " WHERE c IS NOT NULL AND c != '' GROUP BY lower(c) ORDER BY k DESC, lower(c)",
+        params,
     )
     return [(str(c), int(k)) for c, k in rows]
 

@@ -250,7 +250,25 @@ def m004_interest(db: Any) -> None:
     )
 
 
-def m005_note_llm(db: Any) -> None:
+def m005_tokens(db: Any) -> None:
+    """Access tokens of `lore serve` (issue 16). Not derived from the vault: `lore rebuild`
+    keeps them; deleting the index file forgets them. Only a hash of each secret is kept."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS tokens (
+            name       TEXT PRIMARY KEY,        -- chosen by the owner: `lore token add NAME`
+            hash       TEXT NOT NULL UNIQUE,    -- sha256 of the secret, hex
+            principal  TEXT,                    -- [access] principal; NULL: sees everything
+            can_write  INTEGER NOT NULL,        -- 1: may use the write endpoints and tools
+            created    TEXT NOT NULL,           -- ISO time
+            revoked    TEXT,                    -- ISO time; NULL while valid
+            last_used  TEXT                     -- ISO time of the last request, to the minute
+        );
+        """
+    )
+
+
+def m007_note_llm(db: Any) -> None:
     """Note fields by the LLM (issue 19): a summary, key claims and a category per note,
     grounded in the note. Derived from the note's text by the model answers cached in
     `llm_cache`, so the rows can be dropped and made again without a call; never written
@@ -281,6 +299,9 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m002_memory", m002_memory),
     ("m003_semantic", m003_semantic),
     ("m004_interest", m004_interest),
-    ("m005_note_llm", m005_note_llm),
+    ("m005_tokens", m005_tokens),
+    # m006 is left to the pinyin branch (issue 17). The names are labels only: an
+    # index's schema version is how many entries of this list it has had.
+    ("m007_note_llm", m007_note_llm),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -33,8 +33,10 @@ BUSY_TIMEOUT_MS = 5_000
 # field). A sync re-derives an index whose rows came from another version.
 # 2: one Markdown reader (Obsidian tag rules), no mtime dates, file name and aliases as title
 #    text, symbol names (c++, C#, .NET) as tokens.
-# 3: the author's `summary:` is the summary field (lore.derive.summary.base_summary).
-TOKENIZER_VERSION = "3"
+# 3: keywords from prose only (no URLs, images, inline code); the summary's tail is the last
+#    paragraph of prose, never a piece of a code block.
+# 5: the author's `summary:` is the summary field (lore.derive.summary.base_summary).
+TOKENIZER_VERSION = "5"
 
 
 @dataclass(frozen=True, slots=True)
