@@ -58,9 +58,10 @@ DEFAULT_SETS = [
 # The subsets the first model runs used (bench.longnotes.SUBSETS): `--sets` takes them.
 
 
-def prepare_vault(ds: DataSet) -> Path:
-    """bench/.work/semantic/<set>/vault, rewritten only when the set's docs changed."""
-    root = WORK / ds.name
+def prepare_vault(ds: DataSet, root: Path | None = None) -> Path:
+    """<root>/vault (default root: bench/.work/semantic/<set>), rewritten only when the
+    set's docs changed."""
+    root = root or WORK / ds.name
     vault = root / "vault"
     digest = hashlib.sha256(
         json.dumps([[d.id, d.title, d.text] for d in ds.docs], ensure_ascii=False).encode()
@@ -72,6 +73,7 @@ def prepare_vault(ds: DataSet) -> Path:
 
             shutil.rmtree(vault)
         write_vault(ds.docs, vault)
+        root.mkdir(parents=True, exist_ok=True)
         stamp.write_text(digest)
     return vault
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -174,6 +175,7 @@ def dump_index(db_path: Path) -> dict[str, Any]:
                     (id_to_path[int(row[0])], *row[1:])
                     for row in con.execute(f"SELECT * FROM {table}")
                 )
+        note_llm = _note_llm_rows(con, id_to_path)
     finally:
         con.close()
     return {
@@ -185,7 +187,20 @@ def dump_index(db_path: Path) -> dict[str, Any]:
         "fts_docs": fts_docs,
         "term_df": term_df,
         "meta": meta,
+        "note_llm": note_llm,
     }
+
+
+def _note_llm_rows(con: apsw.Connection, id_to_path: dict[int, str]) -> list[tuple[Any, ...]]:
+    """The notes' LLM fields (m007_note_llm), keyed by path, when the schema has them."""
+    if not con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'note_llm'"
+    ).fetchone():
+        return []
+    return sorted(
+        (id_to_path.get(int(row[0]), f"<{row[0]}>"), *row[1:])
+        for row in con.execute("SELECT * FROM note_llm")
+    )
 
 
 @pytest.fixture
@@ -208,3 +223,50 @@ def json_strict(text: str) -> Any:
         raise ValueError(f"not JSON: {constant}")
 
     return json.loads(text, parse_constant=refuse)
+
+
+# -- a scripted model's answers to lore's note prompts (lore.index.note_llm) ---------------
+
+_NOTE_PROMPTS = ("You summarise one note", "You summarise one part", "You are given the summaries")
+_SENTENCE = re.compile(r"(?<=[。！？!?])|(?<=[.])\s+")
+
+
+def is_note_prompt(system: str) -> bool:
+    return system.startswith(_NOTE_PROMPTS)
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a text, line by line (a quote never spans a line), headings left
+    out."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    return [
+        s.strip()
+        for line in lines
+        for s in _SENTENCE.split(" ".join(line.split()))
+        if len(s.strip()) > 3
+    ]
+
+
+def scripted_note_answer(system: str, user: str) -> str:
+    """A valid, grounded answer to a note prompt, made from the text it was given: the
+    first sentences as the summary (within the asked length), the first two as claims
+    (quoted as evidence), the first configured category the text names."""
+    limit = int(re.search(r"at most (\d+) characters", system).group(1))  # type: ignore[union-attr]
+    if system.startswith("You are given the summaries"):
+        text = " ".join(line.split("): ", 1)[-1] for line in user.splitlines()[2:])
+    else:
+        text = user.split("\n\n", 1)[-1]
+    sentences = _sentences(text) or [" ".join(text.split())[:limit]]
+    summary = ""
+    for sentence in sentences:
+        if len(summary) + len(sentence) + 1 > limit:
+            break
+        summary = f"{summary} {sentence}".strip()
+    answer: dict[str, Any] = {"summary": summary or sentences[0][:limit]}
+    if not system.startswith("You are given the summaries"):
+        answer["claims"] = [{"text": s[:200], "evidence": s[:60]} for s in sentences[:2]]
+    if not system.startswith("You summarise one part"):
+        listed = re.search(r"exactly one of these, as written: (.*?); null when", system)
+        names = listed.group(1).split("; ") if listed else []
+        answer["category"] = next((n for n in names if n.casefold() in text.casefold()), None)
+    return json.dumps(answer, ensure_ascii=False)

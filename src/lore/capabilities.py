@@ -19,6 +19,7 @@ from .providers.none import Absent
 if TYPE_CHECKING:
     from .config import Settings
     from .index.embed import EmbedReport
+    from .index.note_llm_sync import FieldsReport
     from .providers.base import ChatProvider, EmbeddingProvider
     from .store.sqlite import SqliteStore
 
@@ -43,6 +44,7 @@ def mode_parts(mode: str) -> tuple[bool, bool]:
 class AfterSync:
     derived: int = 0
     embed: EmbedReport | None = None
+    fields: FieldsReport | None = None
     notices: list[str] = field(default_factory=list)
 
 
@@ -166,21 +168,38 @@ class Capabilities:
         return not isinstance(self.embedder(), Absent) or not isinstance(self.chat(), Absent)
 
     # -- after a sync ----------------------------------------------------------------------
-    def after_sync(self, *, force: bool = False, progress: Progress | None = None) -> AfterSync:
-        """Derive tags and texts for changed notes; with an LLM, its tags; with an embedding
-        provider, the missing vectors. Provider faults become notices, never errors."""
+    def after_sync(
+        self,
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+        llm_budget: int | None = None,
+        llm_progress: Progress | None = None,
+    ) -> AfterSync:
+        """Derive tags and texts for changed notes; with an LLM, the notes' fields (summary,
+        key claims, category) and its tags, at most `llm_budget` calls (default: the
+        `llm_budget` setting); with an embedding provider, the missing vectors. Provider
+        faults become notices, never errors."""
         from .index import semantic
         from .index.embed import IdentityMismatch, embed_missing
+        from .index.llm_cache import BudgetedChat, BudgetSpent
 
         result = AfterSync()
         if self.semantic_needed():
             result.derived = semantic.refresh(self.store, force=force, tags=self.heuristic_tags())
         chat = self.chat()
+        budgeted = None
         if not isinstance(chat, Absent) and "llm" not in self.failed:
+            limit = self.settings.llm_budget if llm_budget is None else llm_budget
+            budgeted = BudgetedChat(chat, limit)
+        result.fields = self._note_fields(budgeted, result, llm_progress)
+        if budgeted is not None and "llm" not in self.failed:
             from .index.llm_tags import tag_notes
 
             try:
-                tag_notes(self.store, chat)
+                tag_notes(self.store, budgeted)
+            except BudgetSpent:
+                pass  # the rest are tagged by the next sync
             except LoreError as exc:
                 self._notice(result, self.fail("llm", exc))
         provider = self.embedder()
@@ -192,6 +211,27 @@ class Capabilities:
             except LoreError as exc:
                 self._notice(result, self.fail("embeddings", exc))
         return result
+
+    def _note_fields(self, chat: Any, result: AfterSync, progress: Progress | None) -> FieldsReport:
+        """The notes' LLM fields (lore.index.note_llm_sync); the stored ones only, without
+        an LLM or with `llm_fields` off."""
+        from .index.note_llm import FieldSettings
+        from .index.note_llm_sync import refresh_fields
+
+        fs = FieldSettings.of(self.settings)
+        use = chat if self.settings.llm_fields else None
+        if use is not None:
+            try:
+                fs.text_budget()
+            except LoreError as exc:  # a request budget too small for any note
+                self._notice(result, f"LLM note fields skipped: {exc}")
+                use = None
+        report = refresh_fields(self.store, use, fs, progress=progress)
+        if report.error is not None:  # one notice: the part is off for this session
+            self._notice(result, self.fail("llm", f"LLM note fields: {report.error}"))
+        else:
+            self._notice(result, report.notice())
+        return report
 
     @staticmethod
     def _notice(result: AfterSync, notice: str | None) -> None:

@@ -24,6 +24,10 @@ MAX_FILE_BYTES_LIMIT = 1024 * 1024 * 1024
 USER_CONFIG_NAME = "config.toml"
 # Where the index lives, where text is sent, what is executed: from the user only.
 USER_ONLY = frozenset({"db", "embed_base_url", "llm_base_url", "scrape_cmd"})
+# How much of your model a sync may use: whether notes get fields, how many calls, how
+# much of a long note one request carries. A vault may lower them (fields off, a smaller
+# budget, smaller requests), never raise what you set.
+SPENDING = frozenset({"llm_fields", "llm_budget", "llm_context_tokens"})
 # Provider choices that send note text and queries off the machine (`local` does not).
 REMOTE_PROVIDERS = {"embed_provider": frozenset({"openai"}), "llm_provider": frozenset({"openai"})}
 
@@ -55,6 +59,13 @@ class Settings:
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_timeout: float = 30.0
+    # Note fields by the LLM (issue 19): a summary, key claims and a category per note.
+    llm_fields: bool = True  # off: the LLM plans queries and tags notes, nothing more
+    llm_summary_chars: int = 300
+    llm_claims: int = 5
+    llm_context_tokens: int = 4096  # what one request may hold: long notes go in parts
+    llm_budget: int | None = None  # model calls one sync may make (None: no cap)
+    categories: tuple[str, ...] = ()  # [lore] categories = ["...", ...]: the LLM picks one
     score_weights_mode1: dict[str, float] = field(default_factory=dict)  # {} = the defaults
     score_weights_mode2: dict[str, float] = field(default_factory=dict)
     score_weights_mode3: dict[str, float] = field(default_factory=dict)
@@ -93,6 +104,12 @@ _ENV = {
             "llm_model",
             "llm_base_url",
             "llm_timeout",
+            "llm_fields",
+            "llm_summary_chars",
+            "llm_claims",
+            "llm_context_tokens",
+            "llm_budget",
+            "categories",
             "score_weights_mode1",
             "score_weights_mode2",
             "score_weights_mode3",
@@ -193,6 +210,44 @@ def _text_or_none(value: Any) -> str | None:
     return str(value).strip() or None
 
 
+MAX_CATEGORIES = 50
+MAX_CATEGORY_CHARS = 40
+
+
+def _categories(value: Any) -> tuple[str, ...]:
+    """A list of category names (TOML), or names with commas between them (environment).
+    They go into a prompt: each is one short line of text, each once."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
+        raise ValueError("must be a list of names")
+    out: dict[str, str] = {}
+    for item in items:
+        name = " ".join(item.split())
+        if not name:
+            continue
+        if len(name) > MAX_CATEGORY_CHARS or not name.isprintable():
+            raise ValueError(
+                f"{name[:50]!r}: a category is at most {MAX_CATEGORY_CHARS} characters"
+            )
+        out.setdefault(name.casefold(), name)
+    if len(out) > MAX_CATEGORIES:
+        raise ValueError(f"{len(out)} categories; at most {MAX_CATEGORIES}")
+    return tuple(out.values())
+
+
+def _budget(value: Any) -> int | None:
+    """Model calls one sync may make: a whole number, or none (no cap)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("", "none"):
+            return None
+        if not text.isdigit():
+            raise ValueError("must be a whole number of calls, or none")
+        value = int(text)
+    checked: int = number_in(int, 0, 10_000_000)(value)
+    return checked
+
+
 _SEMANTIC: dict[str, Any] = {
     "embed_provider": _choice("none", "local", "local-fast", "openai"),
     "llm_provider": _choice("none", "openai"),
@@ -205,6 +260,12 @@ _SEMANTIC: dict[str, Any] = {
     "embed_timeout": number_in(float, 0, 3600, open_low=True),
     "embed_concurrency": number_in(int, 1, MAX_CONCURRENCY),
     "llm_timeout": number_in(float, 0, 3600, open_low=True),
+    "llm_fields": parse_flag,
+    "llm_summary_chars": number_in(int, 50, 2000),
+    "llm_claims": number_in(int, 0, 20),
+    "llm_context_tokens": number_in(int, 1024, 1_000_000),
+    "llm_budget": _budget,
+    "categories": _categories,
     "embed_input_type": parse_flag,
     "embed_query_prefix": str,
     "embed_passage_prefix": str,
@@ -312,9 +373,14 @@ def config_table(config_path: Path, data: dict[str, Any], name: str) -> dict[str
     return table
 
 
-def _vault_may_set(key: str, value: Any) -> bool:
+def _vault_may_set(key: str, value: Any, settings: Settings, origin: str) -> bool:
     if key in USER_ONLY:
         return False
+    if key in SPENDING:  # a vault may spend less of your model calls, never more
+        new, now = _coerce(key, value, origin), getattr(settings, key)
+        if key == "llm_fields":
+            return not new
+        return new is not None and (now is None or new <= now)
     remote = REMOTE_PROVIDERS.get(key)
     return remote is None or str(value).strip().lower() not in remote
 
@@ -331,7 +397,7 @@ def _apply_file(
     for key, value in section.items():
         if key not in SETTING_NAMES:
             continue
-        if not trusted and not _vault_may_set(key, value):
+        if not trusted and not _vault_may_set(key, value, settings, str(path)):
             ignored.append(key)
             continue
         settings = replace(settings, **{key: _coerce(key, value, str(path))})

@@ -48,6 +48,8 @@ class SyncReport:
     seconds: float = 0.0
     embedded: int = 0  # texts embedded after the sync (a provider is configured)
     notices: list[str] = field(default_factory=list)  # a part that failed, said once
+    # The notes' LLM fields (issue 19): notes done, calls made, pending, failed, dropped.
+    llm: dict[str, Any] | None = None
 
     @property
     def wrote(self) -> bool:
@@ -64,6 +66,7 @@ class SyncReport:
             "seconds": round(self.seconds, 4),
             "embedded": self.embedded,
             "notices": self.notices,
+            "llm": self.llm,
         }
 
 
@@ -87,6 +90,9 @@ class Explain:
     # Too common to bring candidates: they scored the candidates the rarer terms brought.
     score_only_terms: list[str] = field(default_factory=list)
     excluded_terms: list[str] = field(default_factory=list)  # -word: no hit holds them
+    # Which text the best vector was made from (issue 19): a passage, the whole note, or
+    # the summary (the LLM's, the author's, or the head and tail of the text).
+    vector_text: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,6 +123,10 @@ class Hit:
     # hit that holds only some says so ("matched 2 of 3 words").
     words_matched: list[str] = field(default_factory=list)
     words_total: int = 0
+    # With an LLM (issue 19): the note's key claims, each grounded in it, and its category
+    # (the author's `category:`, else the one the model chose from [lore] categories).
+    claims: list[str] = field(default_factory=list)
+    category: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

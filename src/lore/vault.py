@@ -13,7 +13,7 @@ import datetime as dt
 import os
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -62,6 +62,9 @@ class Status:
     schema_version: int
     mode: str
     capabilities: dict[str, str]
+    # Issue 19: notes by category (the author's, else the LLM's) and the notes' LLM fields.
+    categories: dict[str, int] = field(default_factory=dict)
+    llm_fields: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -142,22 +145,37 @@ class Vault:
         return self.capabilities.mode()[0]
 
     # -- indexing ----------------------------------------------------------------------------
-    def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
+    def sync(
+        self,
+        progress: Callable[[int, int, str], None] | None = None,
+        *,
+        llm_budget: int | None = None,
+        llm_progress: Callable[[int, int, str], None] | None = None,
+    ) -> SyncReport:
         """Bring the index up to date with the files (only what changed is written), then
-        derive tags and, with a provider configured, embed what changed."""
+        derive tags and, with a provider configured, the notes' LLM fields and vectors of
+        what changed. `llm_budget` caps the model calls (default: the `llm_budget`
+        setting; the rest are made by later syncs); `llm_progress` sees them."""
         from .index.sync import sync as run_sync
 
         report = run_sync(self.store, self.root, progress=progress, **self._scan_settings())
-        return self._after_sync(report, force=False)
+        return self._after_sync(report, force=False, budget=llm_budget, llm_progress=llm_progress)
 
-    def rebuild(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
-        """Drop every derived row and derive it again from the files, in one transaction."""
+    def rebuild(
+        self,
+        progress: Callable[[int, int, str], None] | None = None,
+        *,
+        llm_budget: int | None = None,
+        llm_progress: Callable[[int, int, str], None] | None = None,
+    ) -> SyncReport:
+        """Drop every derived row and derive it again from the files, in one transaction
+        (the notes' LLM fields come back from the stored answers, with no model call)."""
         from .index.sync import sync as run_sync
 
         report = run_sync(
             self.store, self.root, rebuild=True, progress=progress, **self._scan_settings()
         )
-        return self._after_sync(report, force=True)
+        return self._after_sync(report, force=True, budget=llm_budget, llm_progress=llm_progress)
 
     def _scan_settings(self) -> dict[str, Any]:
         return {
@@ -165,13 +183,28 @@ class Vault:
             "gitignore": self.settings.gitignore,
         }
 
-    def _after_sync(self, report: SyncReport, *, force: bool) -> SyncReport:
+    def _after_sync(
+        self,
+        report: SyncReport,
+        *,
+        force: bool,
+        budget: int | None = None,
+        llm_progress: Callable[[int, int, str], None] | None = None,
+    ) -> SyncReport:
         told = self.take_notices()
         if self.store.read_only:  # nothing changed (else the sync raised): nothing to derive
             return replace(report, notices=told + report.notices)
-        after = self.capabilities.after_sync(force=force)
+        after = self.capabilities.after_sync(
+            force=force, llm_budget=budget, llm_progress=llm_progress
+        )
         embedded = after.embed.embedded if after.embed else 0
-        return replace(report, embedded=embedded, notices=told + report.notices + after.notices)
+        fields = after.fields.to_dict() if after.fields and after.fields.model else None
+        return replace(
+            report,
+            embedded=embedded,
+            notices=told + report.notices + after.notices,
+            llm=fields,
+        )
 
     def embed(
         self, *, rebuild: bool = False, progress: Callable[[int, int, str], None] | None = None
@@ -201,6 +234,7 @@ class Vault:
         principal: str | None = None,
         expand_aliases: bool = True,
         include_undated: bool = False,
+        category: str | None = None,
     ) -> SearchResult:
         """Search. Returns a list of Hit (best first) with `.mode`, `.reason`, `.notices`.
 
@@ -208,12 +242,15 @@ class Vault:
         overrides the fuser ("weighted" or "rrf"). `principal` limits everything to the
         paths its access rules allow; `expand_aliases` also searches the other spellings of
         entities the query names (lore.memory). `since`/`until` leave out undated notes
-        unless `include_undated`."""
+        unless `include_undated`. `category`: only notes of this category (the author's
+        `category:`, else the one the LLM chose from `[lore] categories`)."""
         check_query(query)
         tag_list = [tags] if isinstance(tags, str) else list(tags or [])
         if tag:
             tag_list.append(tag)
-        filters = make_filters(tag_list, path, since, until, include_undated=include_undated)
+        filters = make_filters(
+            tag_list, path, since, until, include_undated=include_undated, category=category
+        )
         options = SearchOptions(
             limit=limit,
             explain=explain,
@@ -238,7 +275,24 @@ class Vault:
                 f"this index was derived by an older lore (version {derived}): run `lore index`"
                 " to re-derive it, until then some words may not be found"
             )
+        if filters.category and not result:
+            result.notices += self._unknown_category(filters.category)
         return result
+
+    def _unknown_category(self, wanted: str) -> list[str]:
+        """A notice when no note has the category searched for (a typo, or no LLM yet)."""
+        from .store.note_llm import category_counts
+
+        known = [name for name, _notes in category_counts(self.store)]
+        if any(name.casefold() == wanted for name in known):
+            return []
+        if not known:
+            return [
+                f"--category {wanted!r}: no note has a category yet (front matter `category:`,"
+                " or `[lore] categories` with an LLM)"
+            ]
+        listed = ", ".join(known[:10]) + (", …" if len(known) > 10 else "")
+        return [f"--category {wanted!r}: no note has this category (there are: {listed})"]
 
     # -- agent memory (lore.memory) ------------------------------------------------------------
     def remember(
@@ -382,7 +436,23 @@ class Vault:
         record = self.store.note_record(rel)
         if record is None:
             raise missing
-        return note_json(record)
+        from .derive.summary import author_summary
+        from .store.note_llm import fields_of
+
+        fields = fields_of(self.store, [record.id]).get(record.id)
+        if fields is not None and fields.llm_summary:
+            summary_source = "llm"
+        elif author_summary(record.frontmatter, record.body, record.title) is not None:
+            summary_source = "frontmatter"
+        else:
+            summary_source = "head_tail"
+        return {
+            **note_json(record),
+            "summary_source": summary_source,  # frontmatter | llm | head_tail
+            "claims": fields.claims if fields else [],  # [{text, evidence}], grounded
+            "category": fields.category if fields else None,
+            "llm_model": fields.model if fields else None,
+        }
 
     def find_note(self, ref: str) -> dict[str, Any]:
         """The indexed note `ref` names: its path (with or without `.md`), its front-matter
@@ -456,10 +526,13 @@ class Vault:
     def status(self, *, principal: str | None = None) -> Status:
         """Facts about the index; with `principal`, counts of what it may see only, and
         the vault by name (not where it is on this machine)."""
+        from .store import note_llm
+
         mode, why = self.capabilities.mode(detail=True)
         meta = self.store.all_meta()
         access = self.access(principal)
         count = self.store.counts(access.globs)
+        fields = note_llm.stats(self.store, access.globs)
         return Status(
             vault=str(self.root) if access.unrestricted else self.root.name,
             db=str(self.db_path) if access.unrestricted else "",
@@ -470,7 +543,20 @@ class Vault:
             schema_version=int(meta.get("schema_version", "0")),
             mode=mode,
             capabilities={"full_text": "yes (BM25, CJK-aware)", **why},
+            categories=dict(note_llm.category_counts(self.store, access.globs)),
+            llm_fields={k: fields[k] for k in ("notes", "failed", "outdated", "claims")},
         )
+
+    def llm_status(self) -> dict[str, Any]:
+        """The notes' LLM fields: how many notes have them (by model), failed or are
+        outdated, the calls still to make, the call budget and the model-answer cache."""
+        from .index.note_llm import FieldSettings
+        from .index.note_llm_sync import llm_status
+        from .providers.none import Absent
+
+        chat = self.capabilities.chat()
+        model = None if isinstance(chat, Absent) else chat.identity
+        return llm_status(self.store, model, FieldSettings.of(self.settings), self.settings)
 
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see

@@ -34,6 +34,7 @@ def test_defaults() -> None:
         "limit": 10,
         "tags": None,
         "path": None,
+        "category": None,
         "since": None,
         "until": None,
         "include_undated": False,

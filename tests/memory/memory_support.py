@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from conftest import is_note_prompt, scripted_note_answer
+
 TODAY = "2026-11-20"
 
 CONFIG = f"""
@@ -178,8 +180,11 @@ class _ChatHandler(BaseHTTPRequestHandler):
         script = self.script
         with script.lock:
             script.requests.append(request)
-            if not is_digest_prompt(request):
-                answer: str | int = json.dumps({"tags": ["scripted"]})
+            system, user = (m["content"] for m in request["messages"][:2])
+            if is_note_prompt(system):
+                answer: str | int = scripted_note_answer(system, user)
+            elif not is_digest_prompt(request):
+                answer = json.dumps({"tags": ["scripted"]})
             elif script.digest:
                 answer = script.digest.pop(0)
             else:

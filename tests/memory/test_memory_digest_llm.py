@@ -22,19 +22,9 @@ from memory_support import ChatScript, chat_server, digest_answer, write
 
 import lore
 from lore.cli import main
+from lore.index.grounding import _ELLIPSIS, _QUOTES, MIN_EVIDENCE, _units, normalise, quoted
 from lore.memory.digest import read_transcript
-from lore.memory.digest_llm import (
-    _ELLIPSIS,
-    _QUOTES,
-    DIGEST_PROMPT_VERSION,
-    DIGEST_SYSTEM,
-    MAX_ITEMS,
-    MIN_EVIDENCE,
-    _units,
-    normalise,
-    quoted,
-    validate,
-)
+from lore.memory.digest_llm import DIGEST_PROMPT_VERSION, DIGEST_SYSTEM, MAX_ITEMS, validate
 from lore.memory.extract import extract
 from lore.providers.base import ProviderError
 

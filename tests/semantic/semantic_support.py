@@ -10,12 +10,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import is_note_prompt, scripted_note_answer
 
 DIM = 64
 
@@ -42,6 +43,11 @@ class Script:
         self.fail_next = 0  # the next N requests answer HTTP 500
         self.chat_answers: list[str] = []  # answered first, in order
         self.chat_mode = "auto"  # auto: valid JSON for the task | prose: a chatty sentence
+        # Answers to lore's note prompts (issue 19): (system, user) -> the model's text, an
+        # HTTP status to fail with, or "slow" (held until the server stops: the client
+        # times out); None: scripted.
+        self.note_answer: Callable[[str, str], str | int] | None = None
+        self.stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         # Issue 18: the next answers as (status, Retry-After header or None), in order.
@@ -53,12 +59,29 @@ class Script:
     def count(self, path: str) -> int:
         return sum(1 for r in self.requests if r["path"] == path)
 
+    def chats(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Chat requests, in order; `kind`: only those of one prompt (tags | plan | note)."""
+        return [
+            r["body"]
+            for r in self.requests
+            if r["path"] == "/v1/chat/completions"
+            and (kind is None or prompt_kind(r["body"]["messages"][0]["content"]) == kind)
+        ]
+
+
+def prompt_kind(system: str) -> str:
+    if is_note_prompt(system):
+        return "note"
+    return "plan" if "search plan" in system else "tags"
+
 
 def auto_answer(messages: list[dict[str, str]], mode: str) -> str:
     """A valid answer for lore's two prompts (tags, query plan), or prose."""
     if mode == "prose":
         return "Sure! Here are some tags that might help you find it."
     system, user = messages[0]["content"], messages[1]["content"]
+    if is_note_prompt(system):
+        return scripted_note_answer(system, user)
     if "search plan" in system:
         words = [w for w in user.replace("?", " ").split() if len(w) > 3]
         return json.dumps({"query_refine": user.strip(), "query_tags": words or [user]})
@@ -146,6 +169,17 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/v1/chat/completions":
             with script.lock:
                 answer = script.chat_answers.pop(0) if script.chat_answers else None
+            system, user = (m["content"] for m in request["messages"][:2])
+            if answer is None and script.note_answer is not None and is_note_prompt(system):
+                scripted = script.note_answer(system, user)
+                if scripted == "slow":
+                    script.stopping.wait(10)
+                    return
+                if isinstance(scripted, int):
+                    self._send(scripted, b'{"error": {"message": "model crashed"}}')
+                    return
+                else:
+                    answer = scripted
             if answer is None:
                 answer = auto_answer(request["messages"], script.chat_mode)
             body = {"choices": [{"message": {"role": "assistant", "content": answer}}]}
@@ -263,6 +297,7 @@ def scripted() -> Iterator[tuple[str, Script]]:
     """(base URL, script) of a scripted OpenAI-compatible server on 127.0.0.1."""
     url, script, server = start_scripted()
     yield url, script
+    script.stopping.set()
     server.shutdown()
     server.server_close()
 

@@ -258,7 +258,8 @@ def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:
     script = tmp_path / "parent.py"
     script.write_text(
         "import os, signal, sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        # semantic_support imports the tests' root helpers (conftest) too
+        f"sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]\n"
         "from semantic_support import pooled\n"
         "if __name__ == '__main__':  # spawned workers import this file too\n"
         "    provider = pooled(2)\n"

@@ -71,3 +71,67 @@ def test_unknown_argument_is_refused(tmp_path: Path) -> None:
     with pytest.raises(lore.ConfigError) as caught:
         lore.open(tmp_path, max_file_byte=10)
     one_line_naming(str(caught.value), "max_file_byte")
+
+
+def test_note_field_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _config(
+        tmp_path,
+        '[lore]\ncategories = ["规则", " Travel  notes ", "travel notes", "宠物"]\n'
+        "llm_summary_chars = 400\nllm_claims = 3\nllm_context_tokens = 2048\n",
+    )
+    settings = load_settings(tmp_path)
+    assert settings.categories == ("规则", "Travel notes", "宠物")  # each once, case aside
+    assert (settings.llm_summary_chars, settings.llm_claims) == (400, 3)
+    assert settings.llm_context_tokens == 2048 and settings.llm_budget is None
+    monkeypatch.setenv("LORE_CATEGORIES", "a, b")
+    monkeypatch.setenv("LORE_LLM_BUDGET", "25")
+    assert load_settings(tmp_path).categories == ("a", "b")
+    assert load_settings(tmp_path).llm_budget == 25
+    assert load_settings(tmp_path, llm_budget="none").llm_budget is None
+
+
+@pytest.mark.parametrize(
+    ("env", "value"),
+    [
+        ("LORE_LLM_BUDGET", "-1"),
+        ("LORE_LLM_BUDGET", "lots"),
+        ("LORE_LLM_SUMMARY_CHARS", "10"),
+        ("LORE_LLM_CLAIMS", "99"),
+        ("LORE_LLM_CONTEXT_TOKENS", "100"),
+        ("LORE_CATEGORIES", "x" * 41),
+        ("LORE_CATEGORIES", ",".join(f"c{i}" for i in range(51))),
+    ],
+)
+def test_bad_note_field_values_name_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str, value: str
+) -> None:
+    monkeypatch.setenv(env, value)
+    with pytest.raises(lore.ConfigError) as caught:
+        load_settings(tmp_path)
+    one_line_naming(str(caught.value), env)
+
+
+def test_a_vault_may_spend_fewer_model_calls_never_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("LORE_HOME", str(home))
+    (home / "config.toml").write_text("llm_budget = 50\nllm_fields = false\n", encoding="utf-8")
+    vault = tmp_path / "vault"
+    _config(vault, "[lore]\nllm_budget = 1000\nllm_fields = true\n")
+    raised = load_settings(vault)
+    assert raised.llm_budget == 50 and raised.llm_fields is False  # both ignored
+    assert "llm_budget (LORE_LLM_BUDGET), llm_fields (LORE_LLM_FIELDS)" in raised.notices[0]
+    _config(vault, "[lore]\nllm_budget = 10\n")
+    assert load_settings(vault).llm_budget == 10 and not load_settings(vault).notices
+    (home / "config.toml").write_text("", encoding="utf-8")
+    _config(vault, "[lore]\nllm_fields = false\nllm_budget = 3\n")
+    lowered = load_settings(vault)
+    assert lowered.llm_fields is False and lowered.llm_budget == 3 and not lowered.notices
+    # Bigger requests would send more of each long note: only smaller ones are taken.
+    _config(vault, "[lore]\nllm_context_tokens = 65536\n")
+    bigger = load_settings(vault)
+    assert bigger.llm_context_tokens == 4096 and "llm_context_tokens" in bigger.notices[0]
+    _config(vault, "[lore]\nllm_context_tokens = 2048\n")
+    assert load_settings(vault).llm_context_tokens == 2048

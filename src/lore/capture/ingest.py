@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..derive.summary import long_summary
+from ..derive.summary import long_summary, without_title
 from ..errors import CaptureError, ConfigError
 from ..ingest.safe_read import FileRefused, open_regular, read_at_most
 from ..model import Skipped, SyncReport
@@ -190,14 +190,6 @@ def _first_line(text: str) -> str | None:
         if line:
             return line[:80]
     return None
-
-
-def _without_title(body: str, title: str) -> str:
-    """The body less a first-line H1 that repeats the title (the summary need not say it)."""
-    first, _, rest = body.lstrip("\n").partition("\n")
-    if first.startswith("# ") and first[2:].strip().casefold() == title.strip().casefold():
-        return rest
-    return body
 
 
 def _url_title(url: str) -> str:
@@ -397,7 +389,7 @@ class _Run:
         front["tags"] = _merge_tags(_tag_list(fm.get("tags", fm.get("tag"))), opts.tags)
         summary = fm.get("summary")
         if not isinstance(summary, str):
-            summary = long_summary(_without_title(extracted.body, title))
+            summary = long_summary(without_title(extracted.body, title))
         front["summary"] = summary
         for key, value in fm.items():
             if key not in front and key != "tag":

@@ -103,6 +103,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("search", "show"), "search"),
     **dict.fromkeys(("ingest", "watch"), "capture"),
     "embed": "embed",
+    "llm": "llm",
     "mcp": "mcp",
     **dict.fromkeys(("links", "note"), "notes"),
     **dict.fromkeys(("serve", "token"), "serve"),

@@ -25,6 +25,14 @@ def _emit_sync(report: SyncReport, as_json: bool, quiet: bool = False) -> None:
 
 def _index_options(func: Any) -> Any:
     func = click.option(
+        "--llm-budget",
+        type=click.IntRange(min=0),
+        default=None,
+        metavar="N",
+        help="With an LLM: make at most N model calls (later syncs make the rest)"
+        " [default: LORE_LLM_BUDGET, else no cap].",
+    )(func)
+    func = click.option(
         "--quiet", "-q", is_flag=True, help="Print the counts only, no warnings (--json has all)."
     )(func)
     return click.option(
@@ -54,7 +62,13 @@ def _open_to_index(vault: str | None, db: str | None, yes: bool) -> Any:
 @_index_options
 @vault_options
 def index_cmd(
-    vault: str | None, vault_opt: str | None, db: str | None, as_json: bool, quiet: bool, yes: bool
+    vault: str | None,
+    vault_opt: str | None,
+    db: str | None,
+    as_json: bool,
+    quiet: bool,
+    yes: bool,
+    llm_budget: int | None,
 ) -> None:
     """Index the vault (default: the current folder): read new and changed notes, drop
     deleted ones. The first `lore index` of a folder creates its index; no other
@@ -63,11 +77,18 @@ def index_cmd(
     Only files whose size or modification time changed are read, and only notes whose
     content changed are written, all in one transaction. Tool folders (.venv,
     node_modules, build, ...) and what the vault's .gitignore ignores are left out.
+    With an LLM, notes also get a summary, key claims and a category (cached: a second
+    run calls nothing; see `lore llm status`).
     """
     from ..present.human import ProgressBar
 
     with _open_to_index(vault or vault_opt, db, yes) as opened:
-        _emit_sync(opened.sync(progress=ProgressBar("indexing")), as_json, quiet)
+        report = opened.sync(
+            progress=ProgressBar("indexing"),
+            llm_budget=llm_budget,
+            llm_progress=ProgressBar("LLM calls"),
+        )
+        _emit_sync(report, as_json, quiet)
 
 
 @click.command("rebuild")
@@ -75,7 +96,13 @@ def index_cmd(
 @_index_options
 @vault_options
 def rebuild_cmd(
-    vault: str | None, vault_opt: str | None, db: str | None, as_json: bool, quiet: bool, yes: bool
+    vault: str | None,
+    vault_opt: str | None,
+    db: str | None,
+    as_json: bool,
+    quiet: bool,
+    yes: bool,
+    llm_budget: int | None,
 ) -> None:
     """Drop every derived row and re-derive the index from the files.
 
@@ -84,7 +111,12 @@ def rebuild_cmd(
     from ..present.human import ProgressBar
 
     with _open_to_index(vault or vault_opt, db, yes) as opened:
-        _emit_sync(opened.rebuild(progress=ProgressBar("rebuilding")), as_json, quiet)
+        report = opened.rebuild(
+            progress=ProgressBar("rebuilding"),
+            llm_budget=llm_budget,
+            llm_progress=ProgressBar("LLM calls"),
+        )
+        _emit_sync(report, as_json, quiet)
 
 
 @click.command("status")

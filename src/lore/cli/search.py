@@ -26,6 +26,11 @@ from . import open_from_options, sync_before_reading, vault_options
     default=None,
     help="Only notes whose path matches this glob (a folder: 'projects/').",
 )
+@click.option(
+    "--category",
+    default=None,
+    help="Only notes of this category (front matter `category:`, else the LLM's choice).",
+)
 @click.option("--since", default=None, help="Only notes dated on or after (YYYY[-MM[-DD]]).")
 @click.option("--until", default=None, help="Only notes dated on or before (YYYY[-MM[-DD]]).")
 @click.option(
@@ -69,6 +74,7 @@ def search_cmd(
     limit: int,
     tags: tuple[str, ...],
     path_glob: str | None,
+    category: str | None,
     since: str | None,
     until: str | None,
     include_undated: bool,
@@ -93,6 +99,7 @@ def search_cmd(
             limit=limit,
             tags=list(tags),
             path=path_glob,
+            category=category,
             since=since,
             until=until,
             include_undated=include_undated,
@@ -129,12 +136,15 @@ def show_cmd(note_ref: str, vault_opt: str | None, db: str | None, as_json: bool
     if note["date"] is None:
         note["date"] = "undated (no date in its front matter, file name or text)"
     body = note.pop("body")
-    note.pop("summary")
+    summary = note.pop("summary")
+    if note["summary_source"] == "llm":  # the head and tail is the text below
+        note["summary"] = summary
     note["tags"] = [f"{t['tag']} ({t['origin']})" for t in note["tags"]]
     note["derived_tags"] = [f"{t['tag']} ({t['origin']})" for t in note.get("derived_tags", [])]
     note["headings"] = [
         f"{'#' * h['level']} {h['text']} (line {h['line']})" for h in note["headings"]
     ]
+    note["claims"] = [f"{c['text']} (“{c['evidence']}”)" for c in note["claims"]]
     click.echo(format_mapping(note))
     click.echo("---")
     click.echo(clean(body, lines=True))

@@ -2,12 +2,19 @@
 
 Seed 000 calls this "取头留尾": the opening states what a note is about, the ending
 usually states what it concluded. Both feed the summary field of the full-text index
-(and, later, the summary vector). The ending is the last paragraph of prose: a note that
-ends in a code block concluded nothing in it, and a tail cut out of a code block would read
-as prose with its closing fence opening a new one.
+and the summary vector. The ending is the last paragraph of prose: a note that ends in a
+code block concluded nothing in it, and a tail cut out of a code block would read as prose
+with its closing fence opening a new one.
+
+A summary the author wrote (`summary:` in the front matter) always wins over lore's own;
+with an LLM, a note without one gets the model's grounded summary (lore.index.note_llm).
+A `summary:` that is exactly lore's head and tail of the body is not the author's: it is
+what `lore ingest` writes into the notes it captures.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..ingest.markdown import iter_lines
 
@@ -41,3 +48,29 @@ def long_summary(body: str, head_chars: int = HEAD_CHARS) -> str:
     if not last or last in head:
         return head
     return f"{head}\n…\n{last[:head_chars]}"
+
+
+def without_title(body: str, title: str) -> str:
+    """The body less a first-line H1 that repeats the title (a summary need not say it)."""
+    first, _, rest = body.lstrip("\n").partition("\n")
+    if first.startswith("# ") and first[2:].strip().casefold() == title.strip().casefold():
+        return rest
+    return body
+
+
+def author_summary(frontmatter: dict[str, Any], body: str, title: str) -> str | None:
+    """The summary the author wrote in the front matter, if any (not lore's own)."""
+    value = frontmatter.get("summary")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if text in (long_summary(body), long_summary(without_title(body, title))):
+        return None
+    return text
+
+
+def base_summary(frontmatter: dict[str, Any], body: str, title: str) -> tuple[str, str]:
+    """(summary, source) without a model: the author's (`frontmatter`), else the head and
+    tail of the body (`head_tail`)."""
+    own = author_summary(frontmatter, body, title)
+    return (own, "frontmatter") if own is not None else (long_summary(body), "head_tail")

@@ -21,7 +21,10 @@ EMBED, EMBED_REBUILD = "lore embed", "lore embed --rebuild"
 FIX_FILE = "fix the file"  # what lore cannot repair: the file itself (its encoding, its mode)
 _NOTE_ID = re.compile(r"\bnote_id\b")
 # Tables refreshed after the sync transaction (lore.index.semantic), checked as "semantic".
-SEMANTIC_TABLES = ("semantic_state", "derived_tags", "note_texts")
+SEMANTIC_TABLES = ("semantic_state", "derived_tags", "note_texts", "note_llm")
+_VEC_DIM = re.compile(r"float\[(\d+)\]")
+# Tables no migration makes: sqlite's own, FTS5's shadow tables, sqlite-vec's.
+_NOT_MIGRATED = re.compile(r"^(sqlite_|fts_|vec_items)")
 
 
 @dataclass(frozen=True)

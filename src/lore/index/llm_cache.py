@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..providers.base import ProviderError
+from .grounding import BadAnswer
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
@@ -34,6 +34,43 @@ def lookup(store: Store, key: str) -> Any | None:
     return store.cached_answer(key)
 
 
+def answer_key(task: str, version: str, model: str, system: str, user: str) -> tuple[str, str]:
+    """(cache key, input hash) of one question to one model."""
+    digest = input_hash(f"{system}\x00{user}")
+    return cache_key(task, digest, model, version), digest
+
+
+def is_cached(store: Store, model: str, *, task: str, version: str, system: str, user: str) -> bool:
+    key, _digest = answer_key(task, version, model, system, user)
+    return store.cached_answer(key) is not None
+
+
+class BudgetSpent(Exception):  # noqa: N818 - not an error: the sync's share of calls is used
+    """The calls one sync may make are made; what is left waits for the next sync."""
+
+
+class BudgetedChat:
+    """A chat provider that makes at most `limit` calls (None: no cap), counting every
+    request it sends, answered or not. Cached answers cost nothing: they never reach it."""
+
+    def __init__(self, chat: ChatProvider, limit: int | None) -> None:
+        self.inner = chat
+        self.name = chat.name
+        self.identity = chat.identity
+        self.limit = limit
+        self.calls = 0
+
+    @property
+    def left(self) -> int | None:
+        return None if self.limit is None else max(0, self.limit - self.calls)
+
+    def complete(self, system: str, user: str) -> str:
+        if self.limit is not None and self.calls >= self.limit:
+            raise BudgetSpent(f"{self.limit} call(s) made")
+        self.calls += 1
+        return self.inner.complete(system, user)
+
+
 def parse_json_answer(text: str, where: str) -> Any:
     """The JSON object in a model's answer (a ```json fence is allowed); prose is refused."""
     body = text.strip()
@@ -44,9 +81,9 @@ def parse_json_answer(text: str, where: str) -> Any:
         value = json.loads(body)
     except ValueError:
         preview = " ".join(text.split())[:60]
-        raise ProviderError(f"{where} answered prose instead of JSON: {preview!r}") from None
+        raise BadAnswer(f"{where} answered prose instead of JSON: {preview!r}") from None
     if not isinstance(value, dict):
-        raise ProviderError(f"{where} answered JSON that is not an object")
+        raise BadAnswer(f"{where} answered JSON that is not an object")
     return value
 
 
@@ -61,9 +98,9 @@ def cached_answer(
     validate: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any]:
     """The validated answer for this input: from the cache, else from the model (then
-    stored). Raises ProviderError when the model fails or its answer does not validate."""
-    digest = input_hash(f"{system}\x00{user}")
-    key = cache_key(task, digest, chat.identity, version)
+    stored). Raises ProviderError when the model fails, BadAnswer (a ProviderError) when
+    its answer does not validate."""
+    key, digest = answer_key(task, version, chat.identity, system, user)
     hit = lookup(store, key)
     if hit is not None:
         return dict(hit)
@@ -77,6 +114,6 @@ def cached_answer(
 
 def string_list(value: Any, where: str, *, max_items: int, max_chars: int = 60) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ProviderError(f"{where}: expected a list of strings")
+        raise BadAnswer(f"{where}: expected a list of strings")
     out = [" ".join(v.split())[:max_chars] for v in value if v.strip()]
     return list(dict.fromkeys(out))[:max_items]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..derive.summary import long_summary
 from ..providers.base import ProviderError
 from .llm_cache import cached_answer, string_list
 from .semantic import set_llm_tags
@@ -30,8 +31,10 @@ def tag_notes(store: Store, chat: ChatProvider) -> int:
     """Give every note without LLM tags its tags (cached answers first). Returns notes
     tagged. Raises ProviderError on the first failure (earlier notes stay tagged)."""
     tagged = 0
-    for nid, title, summary in store.notes_without_llm_tags():
-        user = f"Title: {title}\n\n{str(summary)[:MAX_INPUT_CHARS]}"
+    for nid, title, body in store.notes_without_llm_tags():
+        # The head and tail of the text, whatever summary the index holds (the author's, the
+        # LLM's): the same input, so the same cached answer, however that summary came.
+        user = f"Title: {title}\n\n{long_summary(str(body))[:MAX_INPUT_CHARS]}"
         answer = cached_answer(
             store,
             chat,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..derive.fields import distinct_terms, note_fts_fields
-from ..derive.summary import long_summary
+from ..derive.summary import base_summary
 from ..ingest.parse import Problem, parse_note
 from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import FileStat, clamp_stat, scan_vault
@@ -92,7 +92,7 @@ def derive_row(
 ) -> tuple[NoteRow, list[Problem]]:
     note = parse_note(text, rel_path)
     fm = note.frontmatter
-    summary = long_summary(note.body)
+    summary, _source = base_summary(fm, note.body, note.title)
     all_tags = [(t, "frontmatter") for t in note.tags] + [(t, "inline") for t in note.inline_tags]
     priority = fm.get("priority")
     status = fm.get("status")

@@ -196,6 +196,12 @@ def run_read_note(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         "headings": note["headings"],
         "links": note["links"],
         "backlinks": [b.to_dict() for b in vault.links(path, principal=ctx.principal).backlinks],
+        # With an LLM (issue 19): its summary, key claims (each with the quote that
+        # grounds it in the note) and category; the author's summary and category win.
+        "summary": note["summary"] if note["summary_source"] != "head_tail" else None,
+        "summary_source": note["summary_source"],
+        "claims": note["claims"],
+        "category": note["category"],
         "start_line": start,
         "end_line": shown_end,
         "total_lines": total,

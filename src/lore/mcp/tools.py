@@ -54,6 +54,14 @@ SEARCH_PARAMS = (
         max_length=MAX_PATH,
     ),
     Param(
+        "category",
+        "string",
+        "Only notes of this category: the note's own `category:`, else the one the LLM chose"
+        " from the vault's configured categories (status lists them with their counts).",
+        aliases=("kind", "note_category"),
+        max_length=200,
+    ),
+    Param(
         "since",
         "string",
         "Only notes dated on or after this day: YYYY, YYYY-MM or YYYY-MM-DD.",
@@ -101,6 +109,7 @@ def run_search(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         limit=a["limit"],
         tags=a["tags"],
         path=a["path"],
+        category=a["category"],
         since=a["since"],
         until=a["until"],
         include_undated=a["include_undated"],

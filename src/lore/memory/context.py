@@ -86,12 +86,19 @@ def card_block(card: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+CONTEXT_CLAIMS = 3
+
+
 def hit_block(hit: MemoryHit, text: str) -> str:
     where = hit.anchor or f"{hit.path}:{hit.line}"
     head = f"### {where} ({hit.date or 'undated'}){status_mark(hit.status)}"
     if hit.trust:
         head += f" trust: {hit.trust}"
-    return f"{head}\n{text.strip()}\n"
+    block = f"{head}\n{text.strip()}\n"
+    if hit.claims:  # the note's key claims by the LLM, each grounded in it (issue 19)
+        block += "key claims (LLM, inferred):\n"
+        block += "".join(f"- {claim}\n" for claim in hit.claims[:CONTEXT_CLAIMS])
+    return block
 
 
 def _hit_text(hit: MemoryHit, entry_text: str | None, note: tuple[str, int, str] | None) -> str:

@@ -7,18 +7,10 @@ The answer has exactly the four lists (`decisions`, `conclusions`, `open_items`,
 shape, a text over MAX_TEXT_CHARS or an evidence over MAX_EVIDENCE_CHARS fails the whole
 answer (ProviderError), and `digest` falls back to the heuristic extractor.
 
-Grounding, item by item (`ground`): an item is kept only when
-
-1. its `evidence` is a quote of the material: compared after NFKC, case folding and
-   collapsing white space, with quote marks around it ignored and "…" / "..." allowed
-   between quoted parts (found in order); at least MIN_EVIDENCE long (a CJK character
-   counts 1, a Latin word 2); and
-2. its `text` is about the material: every number or id in it (a token holding a digit)
-   occurs in the material, and at least a third of its words (Latin words, pairs of CJK
-   characters) do.
-
-Other items are dropped and reported with the reason. An answer that had items and kept
-none is a failure too: a model that only invents is not used.
+Grounding, item by item (`ground`): an item is kept only when it is grounded in the input
+(lore.index.grounding: its evidence is a quote of the material, and its numbers, ids and
+most of its words occur in it). Other items are dropped and reported with the reason. An
+answer that had items and kept none is a failure too: a model that only invents is not used.
 
 Long material is cut at line ends into parts of at most MAX_PART_CHARS, one call (and one
 cache entry) per part; items are merged in order, each once.
@@ -27,10 +19,10 @@ cache entry) per part; items are merged in order, each once.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..index.grounding import BadAnswer, evidence_item, normalise, why_ungrounded
 from ..index.llm_cache import cached_answer
 from ..providers.base import ProviderError
 from .extract import KINDS
@@ -63,16 +55,6 @@ MAX_PART_CHARS = 8000
 MAX_ITEMS = 10
 MAX_TEXT_CHARS = 300
 MAX_EVIDENCE_CHARS = 200
-MIN_EVIDENCE = 4
-MIN_WORD_SHARE = 1 / 3
-
-_WS = re.compile(r"\s+")
-_QUOTES = "\"'`“”‘’「」『』«»《》 "
-_ELLIPSIS = re.compile(r"…+|\.{3,}")
-_NUMBERED = re.compile(r"[a-z0-9]*\d[a-z0-9]*(?:[.\-:/][a-z0-9]*\d[a-z0-9]*)*")
-_LATIN = re.compile(r"[a-z][a-z0-9]+")
-_ALNUM = re.compile(r"[^\W_]+")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WHERE = "LLM digest answer"
 
 
@@ -80,10 +62,6 @@ _WHERE = "LLM digest answer"
 class LlmDigest:
     items: dict[str, list[str]]
     dropped: list[dict[str, str]] = field(default_factory=list)  # kind, text, why
-
-
-def normalise(text: str) -> str:
-    return _WS.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
 def parts(text: str) -> list[str]:
@@ -107,86 +85,28 @@ def parts(text: str) -> list[str]:
     return [p for p in out if p.strip()]
 
 
-def _item(value: Any, where: str) -> dict[str, str]:
-    if not isinstance(value, dict):
-        raise ProviderError(f"{where}: expected an object with text and evidence")
-    unknown = sorted(set(value) - {"text", "evidence"})
-    if unknown:
-        raise ProviderError(f"{where}: unexpected key {unknown[0]!r}")
-    out: dict[str, str] = {}
-    for key, limit in (("text", MAX_TEXT_CHARS), ("evidence", MAX_EVIDENCE_CHARS)):
-        raw = value.get(key)
-        if not isinstance(raw, str) or not raw.strip():
-            raise ProviderError(f"{where}.{key}: expected a non-empty string")
-        text = _WS.sub(" ", raw).strip()
-        if len(text) > limit:
-            raise ProviderError(f"{where}.{key}: {len(text)} characters (at most {limit})")
-        out[key] = text
-    return out
-
-
 def validate(answer: dict[str, Any]) -> dict[str, Any]:
     """The answer in its one accepted shape, or ProviderError naming what is wrong."""
     unknown = sorted(set(answer) - set(KINDS))
     if unknown:
-        raise ProviderError(
-            f"{_WHERE}: unexpected key {unknown[0]!r} (expected {', '.join(KINDS)})"
-        )
+        raise BadAnswer(f"{_WHERE}: unexpected key {unknown[0]!r} (expected {', '.join(KINDS)})")
     out: dict[str, Any] = {}
     for kind in KINDS:
         value = answer.get(kind, [])
         if not isinstance(value, list):
-            raise ProviderError(f"{_WHERE}: {kind} is not a list")
+            raise BadAnswer(f"{_WHERE}: {kind} is not a list")
         if len(value) > MAX_ITEMS:
-            raise ProviderError(f"{_WHERE}: {kind} has {len(value)} items (at most {MAX_ITEMS})")
-        out[kind] = [_item(v, f"{_WHERE}: {kind}[{n}]") for n, v in enumerate(value)]
+            raise BadAnswer(f"{_WHERE}: {kind} has {len(value)} items (at most {MAX_ITEMS})")
+        out[kind] = [
+            evidence_item(
+                v,
+                f"{_WHERE}: {kind}[{n}]",
+                max_text=MAX_TEXT_CHARS,
+                max_evidence=MAX_EVIDENCE_CHARS,
+            )
+            for n, v in enumerate(value)
+        ]
     return out
-
-
-def _units(text: str) -> int:
-    cjk = sum(len(r) for r in _CJK_RUN.findall(text))
-    return cjk + 2 * len(_ALNUM.findall(_CJK_RUN.sub(" ", text)))
-
-
-def _has_token(token: str, material: str) -> bool:
-    return re.search(rf"(?<![a-z0-9]){re.escape(token)}(?![a-z0-9])", material) is not None
-
-
-def quoted(evidence: str, material: str) -> bool:
-    """Is `evidence` (both normalised) a quote of `material`, "…" standing for a gap?"""
-    pieces = [p.strip(_QUOTES) for p in _ELLIPSIS.split(evidence)]
-    pieces = [p for p in pieces if p]
-    if not pieces or sum(_units(p) for p in pieces) < MIN_EVIDENCE:
-        return False
-    at = 0
-    for piece in pieces:
-        found = material.find(piece, at)
-        if found < 0:
-            return False
-        at = found + len(piece)
-    return True
-
-
-def _words(text: str) -> list[str]:
-    words = _LATIN.findall(text)
-    for run in _CJK_RUN.findall(text):
-        words += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
-    return words
-
-
-def why_ungrounded(text: str, evidence: str, material: str) -> str | None:
-    """None when the item is grounded in the (normalised) material, else the reason."""
-    if not quoted(normalise(evidence), material):
-        return "its evidence is not a quote of the input"
-    norm = normalise(text)
-    missing = [n for n in _NUMBERED.findall(norm) if not _has_token(n, material)]
-    if missing:
-        return f"{missing[0]!r} is not in the input"
-    words = _words(norm)
-    found = sum(1 for w in words if (_has_token(w, material) if w.isascii() else w in material))
-    if words and found < MIN_WORD_SHARE * len(words):
-        return "most of its words are not in the input"
-    return None
 
 
 def ground(answer: dict[str, Any], material: str) -> LlmDigest:

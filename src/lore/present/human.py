@@ -32,6 +32,9 @@ def _style(text: str, code: str, color: bool) -> str:
     return f"{code}{text}{RESET}" if color else text
 
 
+SHOWN_CLAIMS = 2  # key claims under a hit (--json and `lore show` have all)
+
+
 def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) -> str:
     where = [hit.date or "undated"]
     if hit.heading:
@@ -43,11 +46,15 @@ def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) ->
     snippet = clean(hit.snippet)
     if color:
         snippet = snippet.replace(markers[0], BOLD + CYAN).replace(markers[1], RESET)
+    if hit.category:
+        where.insert(1, f"category {clean(hit.category)}")
     lines = [
         f"{rank}. {_style(clean(hit.path), BOLD, color)}  {clean(hit.title)}",
         "   " + _style(" · ".join(where), DIM, color),
         f"   {snippet}",
     ]
+    # Marked as the model's: a claim is grounded in the note, but not the note's words.
+    lines += [f"   LLM claim: {clean(claim)}" for claim in hit.claims[:SHOWN_CLAIMS]]
     if hit.explain is not None:
         fields = ", ".join(f"{k}={v:.3f}" for k, v in hit.explain.fields.items())
         lines.append("   " + _style(f"fields: {fields}", DIM, color))
@@ -62,6 +69,10 @@ def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) ->
             lines.append("   " + _style(f"channels (raw→weighted): {scores}", DIM, color))
         if hit.explain.passage:
             lines.append("   " + _style(f"best passage: {clean(hit.explain.passage)}", DIM, color))
+        if hit.explain.vector_text:
+            lines.append(
+                "   " + _style(f"vector from: {clean(hit.explain.vector_text)}", DIM, color)
+            )
     return "\n".join(lines)
 
 
@@ -133,6 +144,10 @@ def format_sync(report: SyncReport, *, quiet: bool = False) -> str:
         parts.append(f"warnings {len(report.warnings)}")
     if report.embedded:
         parts.append(f"embedded {report.embedded}")
+    llm = report.llm or {}
+    if llm.get("notes") or llm.get("calls") or llm.get("pending"):
+        said = f"LLM fields {llm['notes']} note(s), {llm['calls']} call(s)"
+        parts.append(said + (f", {llm['pending']} pending" if llm.get("pending") else ""))
     lines = [", ".join(parts) + f" ({report.seconds:.2f} s)"]
     if not quiet:
         lines += _problem_lines("skipped", report.skipped)

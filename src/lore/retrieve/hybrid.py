@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..capabilities import MODES, mode_for, mode_parts
+from ..derive.summary import author_summary
 from ..errors import LoreError, QueryError
 from ..model import Explain, SearchResult
 from ..providers.none import Absent
+from ..store.note_llm import Shown, fields_of
 from ..store.query import Filters
 from ..store.rows import HitRow
 from . import channels as ch
@@ -175,6 +177,7 @@ def hybrid_search(
             if options.explain and query_plan.terms
             else {}
         )
+        llm_fields = fields_of(store, [f.note_id for f in top]) if options.explain else {}
 
     explain = (
         _explainer(
@@ -186,6 +189,7 @@ def hybrid_search(
             found,
             fields,
             shown_query(store, query_plan),
+            llm_fields,
         )
         if options.explain
         else None
@@ -332,6 +336,7 @@ def _explainer(
     found: Channels,
     fields: dict[int, dict[str, float]],
     fts_query: str,
+    llm_fields: dict[int, Shown],
 ) -> Any:
     def explain(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         f = fused[nid]
@@ -358,6 +363,22 @@ def _explainer(
                 for name in sorted(set(f.raw) | set(f.weighted))
             },
             passage=passage,
+            vector_text=vector_text(match, row, llm_fields.get(nid)),
         )
 
     return explain
+
+
+def vector_text(match: ch.PassageMatch | None, row: HitRow, fields: Shown | None) -> str | None:
+    """Which text of the note the best vector was made from, said for --explain."""
+    if match is None:
+        return None
+    if match.kind == "passage":
+        if match.start == 0 and match.end >= len(row.body.rstrip()):
+            return "the whole note (one passage)"
+        return "a passage" + (f" (§ {match.heading})" if match.heading else "")
+    if fields is not None and fields.llm_summary:
+        return f"the summary by the LLM ({fields.model})"
+    if author_summary(row.frontmatter, row.body, row.title) is not None:
+        return "the author's summary (front matter)"
+    return "the summary: head and tail of the text"

@@ -32,6 +32,7 @@ MAX_LIMIT = 1000
 # refuses a GLOB pattern longer than 50,000 bytes.
 MAX_FILTER_TAGS = 64
 MAX_PATH_GLOB_CHARS = 1024
+MAX_CATEGORY_CHARS = 200
 _DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
@@ -70,6 +71,7 @@ def make_filters(
     until: str | None = None,
     *,
     include_undated: bool = False,
+    category: str | None = None,
 ) -> Filters:
     if isinstance(tags, str):
         tags = [tags]
@@ -88,7 +90,12 @@ def make_filters(
     hi = parse_date_bound(until, name="--until", end=True)
     if lo and hi and lo > hi:
         raise QueryError(f"--since {since} is after --until {until}")
-    return Filters(clean_tags, path.strip() if path else None, lo, hi, include_undated)
+    wanted = " ".join(category.split()).casefold() if category else None
+    if wanted is not None and len(wanted) > MAX_CATEGORY_CHARS:
+        raise QueryError(f"--category: {len(wanted):,} characters; at most {MAX_CATEGORY_CHARS}")
+    return Filters(
+        clean_tags, path.strip() if path else None, lo, hi, include_undated, category=wanted or None
+    )
 
 
 def _weights(options: SearchOptions) -> list[float]:
@@ -316,4 +323,6 @@ def make_hit(
         explain=explain_for(row.id, evidence, row) if explain_for else None,
         words_matched=[w.text for w in words if w in held],
         words_total=len(words),
+        claims=row.claims,
+        category=row.category,
     )

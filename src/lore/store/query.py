@@ -33,10 +33,12 @@ class Filters:
     # Access rules (lore.memory.access): the globs a principal may see; None = everything.
     # Applied wherever notes are ranked or counted, so nothing else leaks.
     allow: tuple[str, ...] | None = None
+    category: str | None = None  # case-folded (lore.store.note_llm: the author's or the LLM's)
 
     @property
     def active(self) -> bool:
-        return bool(self.tags or self.path or self.since or self.until) or self.allow is not None
+        filtered = self.tags or self.path or self.since or self.until or self.category
+        return bool(filtered) or self.allow is not None
 
 
 @dataclass(frozen=True)

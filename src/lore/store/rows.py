@@ -6,7 +6,7 @@ store knows which database answered.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # Token streams of a note's full-text fields, in FTS_COLUMNS order.
@@ -93,6 +93,8 @@ class HitRow:
     body: str
     body_line: int
     tags: list[str]
+    claims: list[str] = field(default_factory=list)  # the LLM's grounded claims (#19)
+    category: str | None = None
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ def m003_semantic(db: Any) -> None:
         );
         CREATE TABLE IF NOT EXISTS llm_cache (
             key            TEXT PRIMARY KEY,    -- sha256 of (task, input hash, model, version)
-            task           TEXT NOT NULL,       -- query_plan | tags
+            task           TEXT NOT NULL,       -- query_plan | tags | digest | note*
             model          TEXT NOT NULL,
             prompt_version TEXT NOT NULL,
             input_hash     TEXT NOT NULL,
@@ -268,11 +268,40 @@ def m005_tokens(db: Any) -> None:
     )
 
 
+def m007_note_llm(db: Any) -> None:
+    """Note fields by the LLM (issue 19): a summary, key claims and a category per note,
+    grounded in the note. Derived from the note's text by the model answers cached in
+    `llm_cache`, so the rows can be dropped and made again without a call; never written
+    into the note files. A row holds for the note's content hash it was made from."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS note_llm (
+            note_id      INTEGER PRIMARY KEY,
+            note_hash    TEXT NOT NULL,         -- notes.hash the fields were made from
+            version      TEXT NOT NULL,         -- prompt version + the settings it was asked with
+            model        TEXT NOT NULL,         -- provider:model that answered
+            state        TEXT NOT NULL,         -- llm | failed (the heuristic fields are used)
+            reason       TEXT,                  -- why it failed
+            summary      TEXT,                  -- grounded summary; NULL: none (or the author's)
+            claims       TEXT NOT NULL,         -- JSON [{"text", "evidence"}], grounded
+            category     TEXT,                  -- one of [lore] categories, or NULL
+            category_key TEXT,                  -- case-folded, for --category
+            dropped      TEXT NOT NULL,         -- JSON [{"what", "text", "why"}]: not grounded
+            calls        INTEGER NOT NULL       -- model answers it took (1, or parts + 1)
+        );
+        CREATE INDEX IF NOT EXISTS note_llm_category ON note_llm(category_key);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_core", m001_core),
     ("m002_memory", m002_memory),
     ("m003_semantic", m003_semantic),
     ("m004_interest", m004_interest),
     ("m005_tokens", m005_tokens),
+    # m006 is left to the pinyin branch (issue 17). The names are labels only: an
+    # index's schema version is how many entries of this list it has had.
+    ("m007_note_llm", m007_note_llm),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

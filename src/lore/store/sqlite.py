@@ -32,7 +32,8 @@ __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "dis
 #    text, symbol names (c++, C#, .NET) as tokens.
 # 3: keywords from prose only (no URLs, images, inline code); the summary's tail is the last
 #    paragraph of prose, never a piece of a code block.
-TOKENIZER_VERSION = "3"
+# 5: the author's `summary:` is the summary field (lore.derive.summary.base_summary).
+TOKENIZER_VERSION = "5"
 
 
 class _CannotWrite(Exception):

@@ -81,6 +81,11 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     if filters.allow is not None:
         clauses.append(allow_clause(filters.allow))
         params.extend(filters.allow)
+    if filters.category:
+        from .note_llm import category_filter_sql
+
+        clauses.append(category_filter_sql())
+        params.append(filters.category)
     return "".join(f" AND {c}" for c in clauses), params
 
 
@@ -224,6 +229,9 @@ class SearchSql(SqliteBase):
             f"SELECT note_id, tag FROM tags WHERE note_id IN ({marks(ids)}) ORDER BY position", ids
         ):
             tags.setdefault(int(nid), []).append(str(tag))
+        from .note_llm import fields_of
+
+        fields = fields_of(self, ids)  # type: ignore[arg-type]
         rows: dict[int, HitRow] = {}
         for nid, path, title, date, fm_json, headings_json, body, body_line in self.query(
             "SELECT id, path, title, date, frontmatter, headings, body, body_line"
@@ -240,6 +248,8 @@ class SearchSql(SqliteBase):
                 str(body),
                 int(body_line),
                 tags.get(int(nid), []),
+                [c["text"] for c in fields[int(nid)].claims] if int(nid) in fields else [],
+                fields[int(nid)].category if int(nid) in fields else None,
             )
         return rows
 

@@ -301,11 +301,11 @@ class VectorSql(SqliteBase):
         )
 
     def notes_without_llm_tags(self) -> list[tuple[int, str, str]]:
-        """(id, title, summary) of notes the LLM has not tagged yet, by path."""
+        """(id, title, body) of notes the LLM has not tagged yet, by path."""
         return [
             (int(n), str(t), str(s))
             for n, t, s in self.query(
-                "SELECT n.id, n.title, n.summary FROM notes n WHERE NOT EXISTS (SELECT 1 FROM"
+                "SELECT n.id, n.title, n.body FROM notes n WHERE NOT EXISTS (SELECT 1 FROM"
                 " derived_tags d WHERE d.note_id = n.id AND d.origin = 'llm') ORDER BY n.path"
             )
         ]
