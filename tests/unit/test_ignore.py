@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lore.ingest.ignore import MAX_RULE_CHARS, MAX_RULES, IgnoreRules
@@ -67,6 +67,10 @@ def git_ignored(lines: list[str], paths: list[str]) -> tuple[list[str], set[str]
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is the oracle")
 @settings(max_examples=60)
 @given(lines=rules, paths=trees)
+# git matches a path rule's text before its first wildcard literally, so this `**` spans
+# folders although a letter precedes it
+@example(lines=["a**/a.md"], paths=["a/a/a.md", "a/a.md", "ab/c/a.md", "aa.md", "b/a.md"])
+@example(lines=["x/a**", "!x/ab/keep"], paths=["x/a", "x/ab/c", "x/ab/keep", "x/b"])
 def test_rules_decide_like_git(lines: list[str], paths: list[str]) -> None:
     made, ignored = git_ignored(lines, paths)
     matcher = IgnoreRules.from_lines(lines)

@@ -129,6 +129,31 @@ def _translate(segments: list[str], dir_only: bool) -> str:
     return out + ("/" if dir_only else "/?") + r"\Z"
 
 
+_WILDCARD = re.compile(r"[*?\[\\]")
+
+
+def _prefixed_starstar(segments: list[str], dir_only: bool) -> str | None:
+    """git compares a path rule's text before its first wildcard literally and matches the
+    rest on its own, so a `**` right after that text (`a**/b`, `x/y**`) spans folders as
+    a leading `**` does: `a**/b` ignores `a/b`, `ab/b`, `a/c/b` and also `ab`. None when
+    the rule has no such `**`."""
+    text = "/".join(segments)
+    found = _WILDCARD.search(text)
+    if not found or segments[0] == "**" or text[found.start() : found.start() + 2] != "**":
+        return None
+    prefix, rest = text[: found.start()], text[found.start() :].lstrip("*")
+    if prefix.endswith("/") or (rest and not rest.startswith("/")):
+        return None  # a `**` after a `/` is the usual one; `a**b` is two `*`
+    head = "(?s)" + re.escape(prefix)
+    if not rest:  # `x/a**`: anything after the text, folders too
+        return head + ".*" + ("/" if dir_only else "/?") + r"\Z"
+    tail = rest[1:].split("/")
+    if not tail or tail == [""]:
+        return None
+    body = _translate(["**", *tail] if tail[0] != "**" else tail, dir_only)[len("(?s)") :]
+    return head + "(?:.*/)?" + body.removeprefix("(?:[^/]*/)*?")
+
+
 def compile_rule(line: str) -> Rule | None:
     """One line of an ignore file as a rule; None for blanks and comments; BadRule when
     it cannot be a pattern."""
@@ -152,7 +177,7 @@ def compile_rule(line: str) -> Rule | None:
     if segments == ["**"]:  # `**`: everything; `**/`: every folder
         regex = "(?s).*/\\Z" if dir_only else "(?s)."
     else:
-        regex = _translate(segments, dir_only)
+        regex = _prefixed_starstar(segments, dir_only) or _translate(segments, dir_only)
     try:
         compiled = re.compile(regex)
     except re.error as exc:

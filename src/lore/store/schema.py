@@ -300,8 +300,8 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m003_semantic", m003_semantic),
     ("m004_interest", m004_interest),
     ("m005_tokens", m005_tokens),
-    # m006 is left to the pinyin branch (issue 17). The names are labels only: an
-    # index's schema version is how many entries of this list it has had.
+    # The names are labels only (m006 was never used): an index's schema version is how
+    # many entries of this list it has had, so a new migration is appended at the end.
     ("m007_note_llm", m007_note_llm),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
