@@ -92,6 +92,7 @@ _block = st.lists(_line, max_size=4).map("\n".join)
 
 @given(before=_block, middle=_block, after=_block, new=_block.filter(lambda s: s.strip()))
 @example(before="", middle="", after="", new=" \n0")
+@example(before="", middle="", after="", new="\x0c\n0")
 def test_replace_changes_only_the_section(before: str, middle: str, after: str, new: str) -> None:
     text = f"# Top\n\n{before}\n\n## Target\n\n{middle}\n\n## Other\n\n{after}\n"
     out = replace_section(text, "Target", new)
