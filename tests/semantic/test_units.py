@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from lore.derive.passages import PASSAGE_TOKENS, estimate_tokens, note_texts, split_passages
@@ -39,6 +39,7 @@ def test_long_note_is_cut_at_headings_and_paragraphs() -> None:
 
 
 @given(st.lists(st.text(min_size=0, max_size=400), min_size=1, max_size=12))
+@example(["0/0/0/0˥0/0/0/0/0/0/0/0 0/0/0/0/0/0/0/0/0/0/0/0/0:0:0´0/0/0/0:0:0:0´0", "0"])
 def test_passages_cover_the_text_in_order_within_budget(paragraphs: list[str]) -> None:
     body = "\n\n".join(paragraphs)
     spans = split_passages(body, [], budget=60)

@@ -75,7 +75,14 @@ def _pieces(text: str, start: int, end: int, budget: int) -> list[tuple[int, int
             out.append((s, e))
             continue
         step = max(50, int((e - s) * budget / max(estimate_tokens(text[s:e]), 1)))
-        out.extend((i, min(i + step, e)) for i in range(s, e, step))
+        i = s
+        while i < e:  # by length, each cut moved back to white space when there is some
+            j = min(i + step, e)
+            if j < e:
+                space = max(text.rfind(c, i + 1, j) for c in " \n\t")
+                j = space if space > i else j
+            out.append((i, j))
+            i = j
     return out
 
 
