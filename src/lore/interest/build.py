@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigError, install_hint
+from ..store.interest import json_or
 from ..store.rows import ClusterRow, MemberRow
 from .model import ClusterMember, InterestCluster, InterestMap, Trend
 from .settings import InterestSettings
@@ -245,22 +246,13 @@ def _loaded(meta: dict[str, str], clusters: list[ClusterRow], rows: list[MemberR
             for c in clusters
         ),
         lexical=meta.get("lexical") == "1",
-        params=dict(_json(meta.get("params"), {})),
+        params=dict(json_or(meta.get("params"), {})),
         fingerprint=meta.get("fingerprint", ""),
         built_at=meta["built_at"],
         notes=int(meta.get("notes", "0") or 0),
-        unclustered=tuple(str(p) for p in _json(meta.get("unclustered"), [])),
-        messages=tuple(str(m) for m in _json(meta.get("messages"), [])),
+        unclustered=tuple(str(p) for p in json_or(meta.get("unclustered"), [])),
+        messages=tuple(str(m) for m in json_or(meta.get("messages"), [])),
     )
-
-
-def _json(text: str | None, default: Any) -> Any:
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except ValueError:
-        return default
 
 
 def _trend(value: str) -> Trend:

@@ -25,7 +25,8 @@ INTEREST_TABLES = ("interest_clusters", "interest_cluster_members", "interest_me
 TREND_DATE_SOURCES = ("frontmatter", "filename", "text")  # a note's own dates
 
 
-def _json(text: str | None, default: Any) -> Any:
+def json_or(text: str | None, default: Any) -> Any:
+    """The JSON value stored as `text`, or `default` when there is none or it is damaged."""
     if not text:
         return default
     try:
@@ -173,8 +174,8 @@ class InterestSql(SqliteBase):
                 label=str(label),
                 label_source=str(source),
                 size=int(size),
-                top_tags=tuple(str(t) for t in _json(top, [])),
-                weekly=tuple((str(w), int(n)) for w, n in _json(weekly, [])),
+                top_tags=tuple(str(t) for t in json_or(top, [])),
+                weekly=tuple((str(w), int(n)) for w, n in json_or(weekly, [])),
                 trend=str(trend),
                 recent_share=float(recent),
                 longrun_share=float(longrun),
