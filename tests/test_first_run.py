@@ -111,3 +111,10 @@ def test_status_and_doctor_print_no_python_spellings(make_vault: MakeVault) -> N
         out = CliRunner().invoke(main, [command, "--vault", str(root)]).stdout
         for word in ("None", "True", "False"):
             assert f": {word}" not in out, (command, out)
+
+
+def test_status_prints_no_heading_over_nothing(make_vault: MakeVault) -> None:
+    root = make_vault({"a.md": "a\n"}, index=True)  # no `[lore] categories`: none counted
+    out = CliRunner().invoke(main, ["status", "--vault", str(root)]).stdout
+    assert "categories: none" in out
+    assert "\n\n" not in out.strip()

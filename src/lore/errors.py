@@ -24,7 +24,10 @@ from __future__ import annotations
 import re
 
 # C0/C1 controls, bidirectional marks/overrides/isolates, lone surrogates (undecodable bytes).
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# U+2028/U+2029 end a line too (str.splitlines, many terminals).
+_UNSAFE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def shown(text: str) -> str:
@@ -32,6 +35,14 @@ def shown(text: str) -> str:
     its repr() when it holds characters that could break the line, recolour a terminal or
     reorder what is displayed; as it is otherwise."""
     return repr(text) if _UNSAFE.search(text) else text
+
+
+def quoted_safely(text: object, limit: int = 160) -> str:
+    """Words lore did not write (SQLite's own message about a damaged file, which can hold
+    any bytes of a damaged page) fit for a one-line message: each unsafe character as its
+    escape, at most `limit` characters."""
+    escaped = _UNSAFE.sub(lambda m: repr(m.group())[1:-1], str(text))
+    return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
 
 
 def install_hint(extra: str) -> str:

@@ -4,7 +4,7 @@ repair it names makes the index healthy again. Doctor itself never changes anyth
 from __future__ import annotations
 
 import json
-import os
+import random
 import shlex
 import subprocess
 import sys
@@ -181,19 +181,24 @@ def test_an_index_outside_the_vault_gets_commands_with_its_db(vault: Path, tmp_p
     assert doctor(vault, db=db).ok
 
 
-def test_a_damaged_file_is_reported_with_the_reset_to_run(vault: Path) -> None:
+# Seeds 10 and 30 damage the schema so that SQLite quotes a control character or hundreds
+# of the damaged bytes in its message (once two "lines" and a wall of garbage).
+@pytest.mark.parametrize("seed", [4, 10, 30])
+def test_a_damaged_file_is_reported_with_the_reset_to_run(vault: Path, seed: int) -> None:
     db = vault / ".lore" / "index.sqlite"
     with lore.open(vault) as opened:  # fold the WAL into the file, then damage the file
         opened.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     size = db.stat().st_size
+    damage = random.Random(seed)
     with db.open("r+b") as handle:
         for offset in range(size // 3, size, 4096 * 3):
             handle.seek(offset + 200)
-            handle.write(os.urandom(512))
+            handle.write(damage.randbytes(512))
     result = CliRunner().invoke(main, ["doctor", "--vault", str(vault), "--json"])
     if result.exit_code == 1 and result.stderr:  # damaged past opening: a one-line error
         assert result.stderr.startswith("lore: error: index ") and "damaged" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+        assert len(result.stderr) < 600 and result.stderr[:-1].isprintable(), result.stderr
         db.unlink()
     else:
         data = json.loads(result.stdout)

@@ -87,13 +87,14 @@ def _undecodable_index_text(exc: Exception) -> bool:
 def _damaged_index(exc: Exception, ctx: click.Context) -> str | None:
     """The message for SQLite finding the index file damaged in the middle of a command
     (the store says which errors those are without loading its database driver)."""
+    from ..errors import quoted_safely
     from ..store.damage import is_damage
 
     if not is_damage(exc) and not _undecodable_index_text(exc):
         return None
     db = ctx.meta.get("lore.db", "the index")
     remedy = "delete it and run `lore index`: it is rebuilt from the files"
-    return f"index {db} is damaged: {exc} ({remedy})"
+    return f"index {db} is damaged: {quoted_safely(exc)} ({remedy})"
 
 
 # The module of each command. A command's module is imported when the command runs (or

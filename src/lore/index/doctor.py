@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import quoted_safely
 from ..ingest.scan import scan_vault
 from ..model import Skipped
 from ..store.base import Store
@@ -181,7 +182,7 @@ def run_doctor(
             check_semantic(run)
             vectors = check_vectors(run, meta, embedder or (lambda: None))
     except store.Error as exc:  # raised again when the snapshot ends, on a damaged file
-        run.problem("sqlite", f"the index file is damaged: {exc}", RESET)
+        run.problem("sqlite", f"the index file is damaged: {quoted_safely(exc)}", RESET)
     check_sqlite(run)
     report = DoctorReport(
         missing,

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import LoreError
+from ..errors import LoreError, quoted_safely
 from ..model import Skipped
 from ..store.base import Store
 from ..store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -62,7 +62,7 @@ class Checks:
         try:
             yield
         except self.store.Error as exc:
-            self.problem(name, f"the index file is damaged: {exc}", RESET)
+            self.problem(name, f"the index file is damaged: {quoted_safely(exc)}", RESET)
 
     def tables(self) -> dict[str, str]:
         return self.store.table_definitions()

@@ -158,7 +158,9 @@ def format_sync(report: SyncReport, *, quiet: bool = False) -> str:
 def format_mapping(data: dict[str, Any], indent: str = "") -> str:
     lines = []
     for key, value in data.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and not value:
+            lines.append(f"{indent}{key}: none")  # not a heading over nothing
+        elif isinstance(value, dict):
             lines.append(f"{indent}{key}:")
             lines.append(format_mapping(value, indent + "  "))
         elif isinstance(value, list):

@@ -11,7 +11,7 @@ from typing import Any
 
 import apsw
 
-from ..errors import IndexBusyError, IndexFullError, IndexReadOnlyError, SchemaError
+from ..errors import IndexBusyError, IndexFullError, IndexReadOnlyError, SchemaError, quoted_safely
 
 BUSY_TIMEOUT_MS = 5_000
 CHUNK = 500  # ids per IN (...) list: well under SQLite's variable limit
@@ -34,7 +34,7 @@ def disk_full(db_path: Path) -> IndexFullError:
 def damaged(db_path: Path, why: object) -> SchemaError:
     """The index file cannot be read as a lore index; it is derived, so it can be remade."""
     return SchemaError(
-        f"index {db_path} is damaged: {why}",
+        f"index {db_path} is damaged: {quoted_safely(why)}",
         hint=f"delete {db_path} and run `lore index`: it is rebuilt from the files",
     )
 
