@@ -17,12 +17,11 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..ingest.markdown import strip_markup
+from ..ingest.markdown import bullet, strip_markup
 from .access import access_for
 from .context import check_budget
 from .derive import is_daily
 from .extract import classify, worth_keeping
-from .markdown import bullet
 from .model import Snapshot
 from .views import size, trim
 
