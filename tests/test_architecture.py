@@ -302,3 +302,21 @@ def test_the_sql_check_sees_what_it_must() -> None:
     assert not any(SQL.search(s) for s in prose)
     tree = ast.parse('"""SELECT in prose."""\nx = f"SELECT {cols} FROM notes WHERE id = {nid}"')
     assert [line for text, line in _strings(tree) if SQL.search(text)] == [2]
+
+
+def test_the_cli_is_typed_against_the_vault() -> None:
+    """The CLI's one library boundary: the vault it opens is a `Vault` to the type checker,
+    never `Any`, so a misspelt method (`opened.serch(`) fails strict mypy."""
+    openers = {"open_from_options", "_open_to_index"}
+    seen = set()
+    for path in sorted((SRC / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name in openers:
+                seen.add(node.name)
+                assert node.returns is not None and ast.unparse(node.returns) == "Vault"
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for arg in node.args.args + node.args.kwonlyargs:
+                    if arg.arg in {"opened", "vault"} and arg.annotation is not None:
+                        where = f"{path.name}:{node.lineno} {node.name}({arg.arg})"
+                        assert ast.unparse(arg.annotation) != "Any", where
+    assert seen == openers
