@@ -115,7 +115,7 @@ class Vault:
 
     # -- what the services are given (lore.memory, lore.interest: never the Vault) ------------
     @property
-    def memory_settings(self) -> MemorySettings:
+    def _memory_settings(self) -> MemorySettings:
         """The `[memory]` and `[access]` settings, read once per opened vault and again when
         the config file changes (on first use: a vault whose memory settings are wrong
         still opens, and says so when they count)."""
@@ -437,7 +437,7 @@ class Vault:
             if chat is None and settings.llm_labels == "on":
                 raise ConfigError("llm_labels on: no LLM configured", hint="set LORE_LLM_PROVIDER")
         if today is None:
-            today = self.memory_settings.today_date()
+            today = self._memory_settings.today_date()
         return build_map(self.store, settings, today=today, chat=chat)
 
     def clusters(self) -> InterestMap | None:
@@ -465,7 +465,7 @@ class Vault:
             self.clusters(),
             vault_name=self.root.name,
             recent=lambda days, limit: self.recent(days=days, limit=limit),
-            clock=lambda: self.memory_settings.today_date(),
+            clock=lambda: self._memory_settings.today_date(),
             since=since,
             today=today,
             limit=limit,
@@ -630,7 +630,7 @@ class Vault:
 
         if principal is None:  # the owner: no need to read the rules
             return Access(None, None)
-        return access_for(self.memory_settings, principal)
+        return access_for(self._memory_settings, principal)
 
     def links(self, path: str, *, principal: str | None = None) -> LinkReport:
         """A note's outgoing `[[links]]` (resolved) and its backlinks, as `principal`
@@ -639,7 +639,7 @@ class Vault:
 
         note = self.note(path, principal=principal)
         return link_report(
-            self.store, self.memory_settings, self.access(principal), note["path"], note["title"]
+            self.store, self._memory_settings, self.access(principal), note["path"], note["title"]
         )
 
     def entity_card(

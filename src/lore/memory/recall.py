@@ -35,7 +35,7 @@ from .registry import Registry
 from .settings import MemorySettings
 
 if TYPE_CHECKING:
-    # A search scopes itself here too; the memory result types are lookup's alone.
+    # The memory result types are lookup's alone.
     from .model import MemoryHit
     from .services import MemoryServices
 

@@ -47,8 +47,9 @@ class MemoryServices:
     mode: Callable[[], str]  # the capability mode searches run in now
     highlight: tuple[str, str]
     gitignore: bool
-    _generation: tuple[int, int] | None = field(default=None, repr=False)
-    _registries: dict[tuple[str, ...] | None, Registry] = field(default_factory=dict, repr=False)
+    _registries: dict[tuple[tuple[int, int], tuple[str, ...] | None], Registry] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def settings(self) -> MemorySettings:
@@ -56,11 +57,14 @@ class MemoryServices:
 
     def registry(self, access: Access) -> Registry:
         """The entities `access` may see, built once until the index changes (every search
-        that expands aliases needs it; rebuilding it per query read every card row)."""
+        that expands aliases needs it; rebuilding it per query read every card row). Keyed
+        by the generation read before the rows: a change made meanwhile is never served."""
         generation = self.store.generation()
-        if generation != self._generation:
-            self._registries.clear()
-            self._generation = generation
-        if access.globs not in self._registries:
-            self._registries[access.globs] = Registry.build(self.store.entity_rows(), access)
-        return self._registries[access.globs]
+        key = (generation, access.patterns)
+        registry = self._registries.get(key)
+        if registry is None:
+            registry = Registry.build(self.store.entity_rows(), access)
+            if any(old != generation for old, _patterns in self._registries):
+                self._registries = {}  # an older index: those are stale
+            self._registries[key] = registry
+        return registry
