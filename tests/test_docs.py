@@ -34,3 +34,18 @@ def test_readme_opens_with_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     head = readme[:1500]
     assert "make demo" in head and "make test" in head
+
+
+def test_the_exported_names_are_the_documented_ones() -> None:
+    """`lore.__all__` is the API the README lists, and every name in it resolves."""
+    import re
+
+    import lore
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("The names `lore` exports (`lore.__all__`):")
+    paragraph = readme[start : readme.index("\n\n", start)]
+    documented = set(re.findall(r"`(\w+)`", paragraph)) - {"lore"}
+    assert documented == set(lore.__all__)
+    for name in lore.__all__:
+        assert getattr(lore, name) is not None, name

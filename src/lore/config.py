@@ -12,7 +12,9 @@ vault). A vault that sets one is not refused: the setting is ignored, and
 
 from __future__ import annotations
 
+import copy
 import os
+import stat
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -338,17 +340,32 @@ def user_cache_dir() -> Path:
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "lore"
 
 
+# Parsed config files by path, with the stat they were parsed at: the lore, memory and
+# interest settings all read the same file, so it is parsed once until it changes.
+_PARSED: dict[Path, tuple[tuple[int, ...], dict[str, Any]]] = {}
+
+
 def _read_toml(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
+    try:
+        st = path.stat()
+    except OSError:
         return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    cached = _PARSED.get(path)
+    if cached is not None and cached[0] == stamp:
+        return copy.deepcopy(cached[1])  # the callers' own copy: nothing shares the cache
     import tomllib  # deferred: most vaults have no config file to parse
 
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    _PARSED[path] = (stamp, data)
+    return copy.deepcopy(data)
 
 
 def read_config(vault_root: Path) -> tuple[Path, dict[str, Any] | None]:

@@ -14,6 +14,7 @@ import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .interest.model import InterestMap
     from .interest.report import Report
     from .memory.access import Access
+    from .memory.derive import MemoryViews
     from .memory.links import LinkReport
     from .memory.model import (
         CheckReport,
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
         RecentResult,
         Snapshot,
     )
+    from .memory.services import MemoryServices
+    from .memory.settings import MemorySettings, MemorySettingsSource
     from .tokens import NewToken, TokenInfo
 from .retrieve.hybrid import hybrid_search
 from .retrieve.query import check_query
@@ -108,6 +112,44 @@ class Vault:
                 f"index {db_path} is read-only: answers come from it as it is, and it cannot"
                 " be updated (make it writable, or use --db or LORE_DB for another index)"
             )
+
+    # -- what the services are given (lore.memory, lore.interest: never the Vault) ------------
+    @property
+    def _memory_settings(self) -> MemorySettings:
+        """The `[memory]` and `[access]` settings, read once per opened vault and again when
+        the config file changes (on first use: a vault whose memory settings are wrong
+        still opens, and says so when they count)."""
+        return self._memory_source.get()
+
+    @cached_property
+    def _memory_source(self) -> MemorySettingsSource:
+        from .memory.settings import MemorySettingsSource
+
+        return MemorySettingsSource(self.root)
+
+    @cached_property
+    def _memory(self) -> MemoryServices:
+        """What the memory services (lookup, remember, context, ...) work with."""
+        from .memory.services import MemoryServices
+
+        return MemoryServices(
+            root=self.root,
+            store=self.store,
+            source=self._memory_source,
+            search=self.search,
+            sync=self.sync,
+            capabilities=self.capabilities,
+            mode=lambda: self.mode,
+            highlight=self.settings.highlight,
+            gitignore=self.settings.gitignore,
+        )
+
+    @cached_property
+    def derived_views(self) -> MemoryViews:
+        """What every sync keeps in step beside the notes (lore.index.sync.DerivedViews)."""
+        from .memory.derive import MemoryViews
+
+        return MemoryViews(self._memory_source.get)
 
     @property
     def read_only(self) -> bool:
@@ -181,6 +223,7 @@ class Vault:
         return {
             "max_file_bytes": self.settings.max_file_bytes,
             "gitignore": self.settings.gitignore,
+            "views": self.derived_views,
         }
 
     def _after_sync(
@@ -262,7 +305,7 @@ class Vault:
         from .memory.recall import scope_search
 
         text, filters, refused = scope_search(
-            self, query, filters, principal, expand_aliases, options.mode
+            self._memory, query, filters, principal, expand_aliases, options.mode
         )
         if refused is not None:
             return refused
@@ -311,7 +354,7 @@ class Vault:
         from .memory.write import remember
 
         return remember(
-            self,
+            self._memory,
             text,
             entities=entities,
             status=status,
@@ -335,13 +378,13 @@ class Vault:
         False, else heuristically. `.method` names the extractor, `.notices` what failed."""
         from .memory.digest import digest
 
-        return digest(self, data, name=name, date=date, trust=trust, use_llm=use_llm)
+        return digest(self._memory, data, name=name, date=date, trust=trust, use_llm=use_llm)
 
     def lookup(self, query: str, *, limit: int = 5, principal: str | None = None) -> LookupResult:
         """L1 entity card → L2 index → L3 raw scan → L4 not found; the answer names its level."""
         from .memory.lookup import lookup
 
-        return lookup(self, query, limit=limit, principal=principal)
+        return lookup(self._memory, query, limit=limit, principal=principal)
 
     def recent(
         self, *, days: int = 7, limit: int = 20, principal: str | None = None
@@ -349,7 +392,7 @@ class Vault:
         """Entities and notes active in the last `days` days, with their activity."""
         from .memory.recent import recent
 
-        return recent(self, days=days, limit=limit, principal=principal)
+        return recent(self._memory, days=days, limit=limit, principal=principal)
 
     def context(
         self, task: str, *, budget: int = 4096, principal: str | None = None
@@ -357,13 +400,13 @@ class Vault:
         """Core conclusions, entity cards and the best evidence for a task, within `budget`."""
         from .memory.context import context
 
-        return context(self, task, budget=budget, principal=principal)
+        return context(self._memory, task, budget=budget, principal=principal)
 
     def snapshot(self, *, principal: str | None = None, budget: int = 2048) -> Snapshot:
         """A 1–2 KB cold-start summary: open items, recent discussion, next steps."""
         from .memory.snapshot import snapshot
 
-        return snapshot(self, principal=principal, budget=budget)
+        return snapshot(self._memory, principal=principal, budget=budget)
 
     def check(
         self, *, fix: bool = False, stale_days: int | None = None, principal: str | None = None
@@ -372,7 +415,7 @@ class Vault:
         checks only what it may see."""
         from .memory.check import check
 
-        return check(self, fix=fix, stale_days=stale_days, principal=principal)
+        return check(self._memory, fix=fix, stale_days=stale_days, principal=principal)
 
     # -- the interest map (lore.interest) -------------------------------------------------------
     def build_clusters(self, *, today: dt.date | None = None, **overrides: Any) -> InterestMap:
@@ -384,7 +427,6 @@ class Vault:
         from .errors import ConfigError
         from .interest.build import build_map
         from .interest.settings import load_interest_settings
-        from .memory.settings import load_memory_settings
         from .providers.none import Absent
 
         settings = load_interest_settings(self.root, **overrides)
@@ -395,7 +437,7 @@ class Vault:
             if chat is None and settings.llm_labels == "on":
                 raise ConfigError("llm_labels on: no LLM configured", hint="set LORE_LLM_PROVIDER")
         if today is None:
-            today = load_memory_settings(self.root).today_date()
+            today = self._memory_settings.today_date()
         return build_map(self.store, settings, today=today, chat=chat)
 
     def clusters(self) -> InterestMap | None:
@@ -418,7 +460,16 @@ class Vault:
         `lore clusters build` has not run). Reads the index; never reclusters."""
         from .interest.report import build_report
 
-        return build_report(self, self.clusters(), since=since, today=today, limit=limit)
+        return build_report(
+            self.store,
+            self.clusters(),
+            vault_name=self.root.name,
+            recent=lambda days, limit: self.recent(days=days, limit=limit),
+            clock=lambda: self._memory_settings.today_date(),
+            since=since,
+            today=today,
+            limit=limit,
+        )
 
     def note(self, path: str, *, principal: str | None = None) -> dict[str, Any]:
         """The indexed record of one note (path relative to the vault); a note outside
@@ -576,22 +627,19 @@ class Vault:
     def access(self, principal: str | None = None) -> Access:
         """What `principal` may see by the vault's `[access]` rules (None: everything)."""
         from .memory.access import Access, access_for
-        from .memory.settings import load_memory_settings
 
         if principal is None:  # the owner: no need to read the rules
             return Access(None, None)
-        return access_for(load_memory_settings(self.root), principal)
+        return access_for(self._memory_settings, principal)
 
     def links(self, path: str, *, principal: str | None = None) -> LinkReport:
         """A note's outgoing `[[links]]` (resolved) and its backlinks, as `principal`
         may see them."""
         from .memory.links import link_report
-        from .memory.settings import load_memory_settings
 
         note = self.note(path, principal=principal)
-        settings = load_memory_settings(self.root)
         return link_report(
-            self.store, settings, self.access(principal), note["path"], note["title"]
+            self.store, self._memory_settings, self.access(principal), note["path"], note["title"]
         )
 
     def entity_card(
@@ -601,7 +649,7 @@ class Vault:
         shows it at L1 (None: the note is no card)."""
         from .memory.lookup import card_at
 
-        return card_at(self, self.relative_path(path), name=name, principal=principal)
+        return card_at(self._memory, self.relative_path(path), name=name, principal=principal)
 
     def visible_clusters(self, *, principal: str | None = None) -> InterestMap | None:
         """The stored interest map as `principal` may see it: clusters re-described from

@@ -317,7 +317,7 @@ def test_million_character_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(snippet, "token_spans", counted)
     with lore.open(root) as vault:
-        report = core_sync(vault.store, vault.root)  # the transaction; semantic: see bench
+        report = core_sync(vault.store, vault.root, views=vault.derived_views)  # semantic: bench
         assert sorted(report.added) == ["cjk.md", "long.md"]
         for query, first in (("finalword", "long.md"), ("客户去重", "cjk.md"), ("v2 walrus", None)):
             hits = vault.search(query)

@@ -135,3 +135,44 @@ def test_a_vault_may_spend_fewer_model_calls_never_more(
     assert bigger.llm_context_tokens == 4096 and "llm_context_tokens" in bigger.notices[0]
     _config(vault, "[lore]\nllm_context_tokens = 2048\n")
     assert load_settings(vault).llm_context_tokens == 2048
+
+
+def test_the_config_file_is_parsed_once_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lore, memory and interest settings read one file: it is parsed once, again
+    only when it changes, and every reader gets its own copy of the tables."""
+    import os
+    import tomllib
+
+    from lore.config import read_config
+    from lore.interest.settings import load_interest_settings
+    from lore.memory.settings import load_memory_settings
+
+    parsed: list[str] = []
+    real = tomllib.loads
+
+    def counting(text: str) -> dict[str, object]:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(tomllib, "loads", counting)
+    _config(
+        tmp_path, "[lore]\nmax_df_ratio = 0.5\n[memory]\nstale_days = 9\n[interest]\nmin_size = 4\n"
+    )
+    assert load_settings(tmp_path).max_df_ratio == 0.5
+    assert load_memory_settings(tmp_path).stale_days == 9
+    assert load_interest_settings(tmp_path).min_size == 4
+    assert len(parsed) == 1
+
+    _path, data = read_config(tmp_path)
+    assert data is not None
+    data["memory"]["stale_days"] = 1  # a reader changing its copy changes nobody else's
+    assert load_memory_settings(tmp_path).stale_days == 9
+
+    config = tmp_path / ".lore" / "config.toml"
+    config.write_text("[memory]\nstale_days = 12\n", encoding="utf-8")
+    st = config.stat()
+    os.utime(config, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert load_memory_settings(tmp_path).stale_days == 12
+    assert len(parsed) == 2

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
 from ..errors import CaptureError, install_hint
+from ..version import __version__
 from .decode import UndecodableText, decode_bytes, header_charset, looks_like_html
 
 DEFAULT_TIMEOUT = 15.0

@@ -13,12 +13,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ..config import Settings
 from ..derive.summary import long_summary, without_title
 from ..errors import CaptureError, ConfigError
 from ..ingest.safe_read import FileRefused, open_regular, read_at_most
 from ..model import Skipped, SyncReport
+from ..store.base import Store
 from .decode import UndecodableText, decode_bytes, guessed_encoding, looks_like_html
 from .dedupe import DedupeIndex
 from .extract import Extracted, extract_html, extract_markdown, extract_text
@@ -34,9 +36,6 @@ from .fetch import (
 from .notes import note_stem, render_note, write_note
 from .urls import check_url, clean_url, guess_platform, looks_like_url
 
-if TYPE_CHECKING:
-    from ..vault import Vault
-
 Progress = Callable[[int, int, str], None]
 SUPPORTED_SUFFIXES = {
     ".md": "markdown",
@@ -47,6 +46,20 @@ SUPPORTED_SUFFIXES = {
 }
 STDIN = "-"
 _TAG_SPLIT = re.compile(r"[,，;；\s]+")
+
+
+class Inbox(Protocol):
+    """What a capture needs of an open vault, and all it sees of it (a `lore.Vault` is
+    one): the folder, the index, the settings (`inbox`, `scrape_cmd`) and its sync."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def settings(self) -> Settings: ...
+    def sync(self, progress: Progress | None = None) -> SyncReport: ...
+    def relative_path(self, path: str | os.PathLike[str]) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,7 @@ class CaptureReport:
 
 
 def capture(
-    vault: Vault,
+    vault: Inbox,
     source: str,
     options: CaptureOptions | None = None,
     *,
@@ -135,7 +148,7 @@ def capture(
 
 
 def capture_many(
-    vault: Vault,
+    vault: Inbox,
     sources: Sequence[str],
     options: CaptureOptions | None = None,
     *,
@@ -200,7 +213,7 @@ def _url_title(url: str) -> str:
 class _Run:
     """One `lore ingest` invocation: the dedupe keys, the notes written, the report."""
 
-    def __init__(self, vault: Vault, options: CaptureOptions) -> None:
+    def __init__(self, vault: Inbox, options: CaptureOptions) -> None:
         self.vault = vault
         self.options = options
         self.report = CaptureReport()

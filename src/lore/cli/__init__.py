@@ -12,9 +12,12 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:  # the engine is imported when a command runs, not for `lore --help`
+    from ..vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +45,7 @@ def vault_options(func: F) -> F:
 
 def open_from_options(
     vault: str | None, db: str | None, *, create: bool = False, say_notices: bool = True
-) -> Any:
+) -> Vault:
     """Open the vault. Only `lore index` and `lore rebuild` make a first index (`create`);
     every other command in a folder without one says how to make it. What the vault has to
     say once (a vault setting ignored, a read-only index) is printed on stderr unless
@@ -59,7 +62,9 @@ def open_from_options(
     return opened
 
 
-def sync_before_reading(opened: Any, progress: Any = None) -> None:
+def sync_before_reading(
+    opened: Vault, progress: Callable[[int, int, str], None] | None = None
+) -> None:
     """Sync before a read and print its notices; a read-only index is read as it is
     (opening it has said so)."""
     from ..errors import IndexReadOnlyError

@@ -10,6 +10,7 @@ import click
 
 if TYPE_CHECKING:
     from ..model import SyncReport
+    from ..vault import Vault
 
 from . import open_from_options, vault_options
 
@@ -42,7 +43,7 @@ def _index_options(func: Any) -> Any:
     )(func)
 
 
-def _open_to_index(vault: str | None, db: str | None, yes: bool) -> Any:
+def _open_to_index(vault: str | None, db: str | None, yes: bool) -> Vault:
     """The vault to index, refusing a folder too broad to mean (home, /) unless --yes."""
     from ..errors import VaultError
     from ..vault import broad_folder, resolve_vault

@@ -4,11 +4,14 @@ backlinks, and changing notes through the same library calls the server and MCP 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from . import open_from_options, vault_options
+
+if TYPE_CHECKING:
+    from ..edit.notes import NoteChange
 from .memory import principal_option
 
 
@@ -17,7 +20,7 @@ def _text(value: str) -> str:
     return sys.stdin.read() if value == "-" else value
 
 
-def _emit_change(change: Any, as_json: bool) -> None:
+def _emit_change(change: NoteChange, as_json: bool) -> None:
     from ..present.jsonout import dumps
 
     if as_json:

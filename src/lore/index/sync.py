@@ -17,16 +17,16 @@ import hashlib
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ..derive.fields import distinct_terms, note_fts_fields
 from ..derive.summary import base_summary
 from ..ingest.parse import Problem, parse_note
 from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import FileStat, clamp_stat, scan_vault
-from ..memory.derive import derive_memory, memory_stale
 from ..model import Skipped, SyncReport
 from ..store.base import Store
 from ..store.rows import NoteRow, StoredStat, Unreadable
@@ -35,6 +35,21 @@ from ..store.sqlite import TOKENIZER_VERSION
 Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 _BINARY_PROBE = 8192
+
+
+class DerivedViews(Protocol):
+    """What a sync derives beside the notes, inside its transaction: the memory tables
+    (lore.memory.derive.MemoryViews, handed in by the vault; the index never imports them)."""
+
+    def stale(self, store: Store) -> bool:
+        """They must be derived in full although no note changed (an upgraded index)."""
+        ...
+
+    def derive(
+        self, store: Store, changed: Sequence[str], deleted_ids: Sequence[int], *, full: bool
+    ) -> None:
+        """Bring them in line with the notes rows just written."""
+        ...
 
 
 class UnreadableNote(Exception):
@@ -232,8 +247,10 @@ def sync(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     progress: Progress | None = None,
     gitignore: bool = True,
+    views: DerivedViews | None = None,
 ) -> SyncReport:
-    """Bring the index in line with the files; with `rebuild`, re-derive every note.
+    """Bring the index in line with the files; with `rebuild`, re-derive every note, and
+    keep `views` (the memory tables) in step in the same transaction.
 
     An index derived by another version of lore's derivation (tokens, tags, dates) is
     re-derived whole: an upgrade never leaves old and new rows side by side."""
@@ -249,7 +266,7 @@ def sync(
     bad = store.unreadable()
     if (
         not rebuild
-        and not memory_stale(store)
+        and not (views is not None and views.stale(store))
         and not any(run.pending(f, stored.get(f.path), bad.get(f.path)) for f in files)
         and all(path in seen for path in stored)
         and all(path in seen for path in bad)
@@ -287,10 +304,11 @@ def sync(
         for path in bad:
             if path not in seen:
                 store.clear_unreadable(path)
-        if run.added or run.changed or run.deleted or rebuild or memory_stale(store):
+        changed = bool(run.added or run.changed or run.deleted or rebuild)
+        if views is not None and (changed or views.stale(store)):
             deleted_ids = [stored[path].id for path in run.deleted]
-            derive_memory(store, root, run.added + run.changed, deleted_ids, full=rebuild)
+            views.derive(store, run.added + run.changed, deleted_ids, full=rebuild)
         store.apply_df(run.df_delta)
-        if run.added or run.changed or run.deleted or rebuild:
+        if changed:
             store.set_meta("last_sync", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     return run.report(started)

@@ -1,7 +1,8 @@
-"""The Markdown reader every part of lore shares: lines and fenced code, headings, wikilinks,
-inline tags and dates. Indexing (lore.ingest.parse) and agent memory (lore.memory) both read
-notes through these functions, so a heading, a link, a tag or a date is the same thing to
-search, to the tag filter, to cluster labels and to entity cards. Pure functions.
+"""The Markdown reader every part of lore shares: lines and fenced code, headings, list
+items, wikilinks, inline tags and dates. Indexing (lore.ingest.parse) and agent memory
+(lore.memory) both read notes through these functions, so a heading, a list item, a link,
+a tag or a date is the same thing to search, to the tag filter, to cluster labels and to
+entity cards. Pure functions.
 
 Tags follow Obsidian's rules: `#tag` or `#parent/child` at the start of a line or after
 white space, made of letters, digits, `_`, `-` and `/`, with at least one character that
@@ -43,6 +44,8 @@ _DATE_AT_START = re.compile(
     r"^\s*(\d{4})\s*(?:[-/.]|年)\s*(\d{1,2})\s*(?:[-/.]|月)\s*(\d{1,2})(?:日|号)?(?!\d)"
 )
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
+BULLET = re.compile(r"^([ \t]*)(?:[-*+]|\d+[.)])[ \t]+(.*)$")
+_CHECKBOX = re.compile(r"^\[([ xX])\][ \t]+")
 _DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 # A labelled date near the top of a note ("date: 2026-09-03", "- 日期：2026年9月3日").
 _DATE_LABEL = re.compile(
@@ -131,6 +134,19 @@ def open_fence(body: str) -> str | None:
     for raw in body.split("\n"):
         fence, _code = _fence_after(fence, raw.rstrip("\r"))
     return fence
+
+
+def bullet(text: str) -> tuple[int, str, bool | None] | None:
+    """(indent, item text, checked) of a list item line; checked is None without a box."""
+    match = BULLET.match(text)
+    if not match:
+        return None
+    indent = len(match.group(1).expandtabs(4))
+    item = match.group(2)
+    box = _CHECKBOX.match(item)
+    if box:
+        return indent, item[box.end() :], box.group(1) != " "
+    return indent, item, None
 
 
 def line_tags(text: str) -> list[str]:

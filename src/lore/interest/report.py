@@ -13,15 +13,20 @@ the report says which window it used). "Today" is the memory setting (LORE_TODAY
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import QueryError
 from ..retrieve.search import parse_date_bound
+from ..store.base import Store
 from .model import InterestCluster, InterestMap
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from ..memory.model import RecentResult
+
+# What the report asks of lore.memory.recent: the entities active in the last `days` days.
+Recent = Callable[[int, int], "RecentResult"]
 
 WINDOW_DAYS = 7
 MAX_DAYS = 36_500  # lore.memory.recent's limit
@@ -157,7 +162,7 @@ def report_window(since: str | None, today: dt.date, newest: str | None) -> Wind
     return Window(start, until, until, "today")
 
 
-def _today(vault: Vault, today: dt.date | str | None) -> dt.date:
+def _today(today: dt.date | str | None, clock: Callable[[], dt.date]) -> dt.date:
     if isinstance(today, dt.date):
         return today
     if isinstance(today, str):
@@ -165,9 +170,7 @@ def _today(vault: Vault, today: dt.date | str | None) -> dt.date:
             return dt.date.fromisoformat(today.strip())
         except ValueError:
             raise QueryError(f"--today: {today!r} is not a date (use YYYY-MM-DD)") from None
-    from ..memory.settings import load_memory_settings
-
-    return load_memory_settings(vault.root).today_date()
+    return clock()
 
 
 def _count_tags(tag_lists: list[list[tuple[str, str]]], limit: int) -> tuple[tuple[str, int], ...]:
@@ -184,9 +187,9 @@ def _count_tags(tag_lists: list[list[tuple[str, str]]], limit: int) -> tuple[tup
     return tuple((spelling[key], n) for key, n in ranked[:limit])
 
 
-def _entities(vault: Vault, window: Window, today: dt.date, limit: int) -> list[ActiveEntity]:
+def _entities(recent: Recent, window: Window, today: dt.date, limit: int) -> list[ActiveEntity]:
     days = min((today - dt.date.fromisoformat(window.since)).days + 1, MAX_DAYS)
-    result = vault.recent(days=max(days, 1), limit=max(limit * 4, 20))
+    result = recent(max(days, 1), max(limit * 4, 20))
     active = []
     for e in result.entities:
         activity = e["last_activity"]
@@ -218,21 +221,24 @@ def _messages(interest: InterestMap | None) -> tuple[str, ...]:
 
 
 def build_report(
-    vault: Vault,
+    store: Store,
     interest: InterestMap | None,
     *,
+    vault_name: str,
+    recent: Recent,
+    clock: Callable[[], dt.date],
     since: str | None = None,
     today: dt.date | str | None = None,
     limit: int = 50,
     tags: int = 15,
     entities: int = 10,
 ) -> Report:
-    """Gather a Report from the index and a stored interest map (None when none is built)."""
+    """Gather a Report from the index and a stored interest map (None when none is built):
+    `recent` gives the active entities, `clock` today when `today` does not say."""
     for name, value in (("limit", limit), ("tags", tags), ("entities", entities)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise QueryError(f"--{name} must be a positive number, not {value!r}")
-    day = _today(vault, today)
-    store = vault.store
+    day = _today(today, clock)
     window = report_window(since, day, store.newest_date(day.isoformat()))
     rows = store.dated_between(window.since, window.until)
     note_tags = store.tags_with_keys([r[0] for r in rows])
@@ -245,7 +251,7 @@ def build_report(
             " file name or text): no window holds them",
         )
     return Report(
-        vault=vault.root.name,
+        vault=vault_name,
         window=window,
         notes_total=notes_total,
         new_notes=tuple(
@@ -253,9 +259,9 @@ def build_report(
             for nid, path, title, date in rows[:limit]
         ),
         new_notes_total=len(rows),
-        top_tags=tuple(vault.tag_counts()[:tags]),
+        top_tags=tuple(store.tag_counts(None)[:tags]),
         window_tags=_count_tags([note_tags.get(r[0], []) for r in rows], tags),
-        entities=tuple(_entities(vault, window, day, entities)),
+        entities=tuple(_entities(recent, window, day, entities)),
         interest=interest,
         messages=messages,
         undated_total=undated,

@@ -23,12 +23,13 @@ from ..ingest.markdown import (
     WIKILINK,
     Line,
     as_date,
+    bullet,
     iter_lines,
     leading_date,
     strip_markup,
 )
-from .markdown import bullet, fold_key, split_heading, split_list
 from .markdown import field as card_field
+from .markdown import fold_key, split_heading, split_list
 
 _SECTION_CARD = re.compile(r"^(.+?)\s*[（(]\s*([^()（）]{1,24}?)\s*[)）]$")
 _RELATION_HEADINGS = {"关系", "relations", "related", "links", "关联"}

@@ -24,10 +24,10 @@ from .derive import is_daily
 from .entities import Entities
 from .markdown import block_id, fold_key, link_key, slug, split_heading
 from .model import CheckReport, Finding
-from .settings import MAX_DAYS, load_memory_settings
+from .settings import MAX_DAYS
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .services import MemoryServices
 
 _FM_OPEN = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n")
 KINDS = (
@@ -60,16 +60,18 @@ def anchors_of(body: str, body_line: int, headings_json: list[list[Any]]) -> set
 
 
 def _resolve_pointer(
-    vault: Vault, target: str, note_index: dict[str, str], access: Access
+    services: MemoryServices, target: str, note_index: dict[str, str], access: Access
 ) -> str | None:
     path, _, _anchor = target.partition("#")
     rel = path.strip().lstrip("./")
-    if (vault.root / rel).is_file() and access.allows(rel):
+    if (services.root / rel).is_file() and access.allows(rel):
         return rel
     return note_index.get(link_key(rel))
 
 
-def _anchor_findings(vault: Vault, core: list[dict[str, Any]], ents: Entities) -> list[Finding]:
+def _anchor_findings(
+    services: MemoryServices, core: list[dict[str, Any]], ents: Entities
+) -> list[Finding]:
     out: list[Finding] = []
     for entry in core:
         if entry["kind"] != "conclusion":
@@ -85,7 +87,7 @@ def _anchor_findings(vault: Vault, core: list[dict[str, Any]], ents: Entities) -
             )
             continue
         target = entry["target"]
-        path = _resolve_pointer(vault, target, ents.note_index, ents.access)
+        path = _resolve_pointer(services, target, ents.note_index, ents.access)
         if path is None:
             out.append(
                 Finding("broken-anchor", entry["path"], entry["line"], f"{target}: no such note")
@@ -94,7 +96,7 @@ def _anchor_findings(vault: Vault, core: list[dict[str, Any]], ents: Entities) -
         anchor = target.partition("#")[2]
         if not anchor:
             continue
-        stored = vault.store.note_bodies([path]).get(path)
+        stored = services.store.note_bodies([path]).get(path)
         if stored is None:
             out.append(
                 Finding("broken-anchor", entry["path"], entry["line"], f"{target}: not indexed yet")
@@ -231,9 +233,9 @@ def _with_last_activity(text: str, date: str, kind: str, line: int) -> str | Non
     return "\n".join(lines)
 
 
-def _fix_last_activity(vault: Vault, finding: Finding, date: str, kind: str) -> bool:
+def _fix_last_activity(services: MemoryServices, finding: Finding, date: str, kind: str) -> bool:
     folder_rel, _, name = finding.path.rpartition("/")
-    with open_folder(vault.root, folder_rel, create=False) as folder:  # never through a link
+    with open_folder(services.root, folder_rel, create=False) as folder:  # never through a link
         raw = folder.read(name)
         try:
             text = None if raw is None else raw.decode("utf-8")
@@ -247,11 +249,15 @@ def _fix_last_activity(vault: Vault, finding: Finding, date: str, kind: str) -> 
 
 
 def check(
-    vault: Vault, *, fix: bool = False, stale_days: int | None = None, principal: str | None = None
+    services: MemoryServices,
+    *,
+    fix: bool = False,
+    stale_days: int | None = None,
+    principal: str | None = None,
 ) -> CheckReport:
     """Memory hygiene findings; `principal` limits the check to what its rules allow (it
     cannot `fix`)."""
-    settings = load_memory_settings(vault.root)
+    settings = services.settings
     access = access_for(settings, principal)
     if fix and not access.unrestricted:
         raise ConfigError("check --fix repairs every card: it cannot run as a principal")
@@ -266,13 +272,13 @@ def check(
             f"--stale-days must be a number of days from 0 to {MAX_DAYS}, not {stale_days!r}"
         )
     today = settings.today_date()
-    ents = Entities(vault.store, settings, access)
-    entries = vault.store.entries(access.globs)
+    ents = Entities(services.store, settings, access)
+    entries = services.store.entries(access.globs)
     core = [e for e in entries if e["path"] == settings.core]
-    findings = _anchor_findings(vault, core, ents)
+    findings = _anchor_findings(services, core, ents)
     findings += _entity_findings(ents)
     findings += _entry_findings(entries, today, stale_days)
-    for path, _title, _date in vault.store.note_keys(access.globs):
+    for path, _title, _date in services.store.note_keys(access.globs):
         name = path.rsplit("/", 1)[-1]
         if is_daily(path, settings) and date_from_name(name) is None:
             findings.append(
@@ -295,10 +301,10 @@ def check(
             if info is None:
                 continue
             date = ents.last_activity(info)["date"]
-            if date and _fix_last_activity(vault, finding, date, info.card["kind"]):
+            if date and _fix_last_activity(services, finding, date, info.card["kind"]):
                 fixed.append(finding)
         if fixed:
-            vault.sync()
+            services.sync()
             findings = [f for f in findings if f not in fixed]
     checked = {
         "entities": len(ents.registry.entities),

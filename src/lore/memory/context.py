@@ -21,11 +21,10 @@ from .access import access_for
 from .entities import Entities
 from .model import ContextView, MemoryHit
 from .recall import memory_hits, named_entities
-from .settings import load_memory_settings
 from .views import section_around, size, trim, window
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .services import MemoryServices
 
 MIN_BUDGET = 512
 MAX_BUDGET = 1024 * 1024
@@ -114,20 +113,20 @@ def _hit_text(hit: MemoryHit, entry_text: str | None, note: tuple[str, int, str]
 
 
 def context(
-    vault: Vault, task: str, *, budget: int = 4096, principal: str | None = None
+    services: MemoryServices, task: str, *, budget: int = 4096, principal: str | None = None
 ) -> ContextView:
     if not check_query(task, "context").strip():
         raise ConfigError("context: the task is empty (say what the context is for)")
     budget = check_budget(budget)
     task = " ".join(task.split())
-    settings = load_memory_settings(vault.root)
+    settings = services.settings
     access = access_for(settings, principal)
     header = trim(f"# Context: {task}\n", 200)
     if access.blind:
         text = trim(f"{header}\n({access.reason})\n", budget)
         return ContextView(task, text, size(text), budget, [], principal)
     today = settings.today_date()
-    ents = Entities(vault.store, settings, access)
+    ents = Entities(services.store, settings, access)
     parts: list[str] = [header]
     items: list[dict[str, Any]] = []
     left_out = 0
@@ -146,7 +145,7 @@ def context(
         items.append({**item, "bytes": size(block)})
         return True
 
-    core = core_lines(vault.store.entries(access.globs, kinds=("conclusion",)))
+    core = core_lines(services.store.entries(access.globs, kinds=("conclusion",)))
     core_budget = min(CORE_MAX, budget // 2)
     title = "\n## Core (resident)\n"
     if core and used + size(title) < budget:
@@ -195,7 +194,7 @@ def context(
             )
 
     hits, _result = memory_hits(
-        vault,
+        services,
         task,
         limit=EVIDENCE_HITS,
         access=access,
@@ -207,9 +206,9 @@ def context(
         title = "\n## Evidence\n"
         parts.append(title)
         used += size(title)
-        bodies = vault.store.note_bodies([h.path for h in hits])
+        bodies = services.store.note_bodies([h.path for h in hits])
         by_path: dict[str, list[dict[str, Any]]] = {}
-        for e in vault.store.entries(access.globs, paths=sorted({h.path for h in hits})):
+        for e in services.store.entries(access.globs, paths=sorted({h.path for h in hits})):
             by_path.setdefault(e["path"], []).append(e)
         shown: set[tuple[str, int]] = set()
         for hit in hits:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..derive.fields import note_fts_fields
@@ -24,7 +23,7 @@ from .entries import parse_core, parse_daily
 from .markdown import fold_key, link_key
 from .mentions import Matcher, forms
 from .registry import Registry
-from .settings import MemorySettings, load_memory_settings
+from .settings import MemorySettings
 
 _SECTION_HINT = re.compile(r"^#{2,6}[ \t].*[)）][ \t]*$", re.MULTILINE)
 _DAILY_NAME = re.compile(r"(?:^|/)\d{4}-\d{2}-\d{2}[^/]*\.(?:md|markdown)$")
@@ -186,9 +185,25 @@ def memory_stale(store: Store) -> bool:
     return store.get_meta(META_STALE) is not None
 
 
+class MemoryViews:
+    """The memory tables as the sync keeps them (lore.index.sync.DerivedViews): the vault
+    hands one in, with its memory settings, read when a sync first derives."""
+
+    def __init__(self, settings: Callable[[], MemorySettings]) -> None:
+        self._settings = settings
+
+    def stale(self, store: Store) -> bool:
+        return memory_stale(store)
+
+    def derive(
+        self, store: Store, changed: Sequence[str], deleted_ids: Sequence[int], *, full: bool
+    ) -> None:
+        derive_memory(store, self._settings(), changed, deleted_ids, full=full)
+
+
 def derive_memory(
     store: Store,
-    root: Path,
+    settings: MemorySettings,
     changed: Sequence[str],
     deleted_ids: Sequence[int],
     *,
@@ -196,7 +211,6 @@ def derive_memory(
 ) -> None:
     """Bring the memory tables in line with the notes rows just written (call inside the
     sync transaction; `changed` are the added and changed paths, `full` re-derives all)."""
-    settings = load_memory_settings(root)
     # Only a non-default layout is recorded, so an index that never needed one holds no
     # bookkeeping a rebuild would not write.
     if (store.get_meta(META_LAYOUT) or DEFAULT_LAYOUT) != settings.layout or memory_stale(store):

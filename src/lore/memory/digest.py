@@ -32,11 +32,10 @@ from ..providers.none import Absent
 from .entries import TRUST_LEVELS
 from .extract import KINDS, LABELS, extract
 from .model import DigestReport
-from .settings import load_memory_settings
 from .write import MAX_TEXT_BYTES, body_lines, continuation, one_line, sync_written, write_daily
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .services import MemoryServices
 
 MAX_INPUT_BYTES = 64 * MAX_TEXT_BYTES
 _TEXT_KEYS = ("content", "text", "message", "body")
@@ -99,17 +98,17 @@ def read_transcript(data: str, name: str) -> tuple[str, str | None, int]:
 
 
 def _extract(
-    vault: Vault, text: str, use_llm: bool
+    services: MemoryServices, text: str, use_llm: bool
 ) -> tuple[dict[str, list[str]], str, list[dict[str, str]], list[str]]:
     """(items, extractor, dropped items, notices): the LLM's when configured and working,
     else the heuristic's (with a notice, the first time the LLM fails in this session)."""
-    caps = vault.capabilities
+    caps = services.capabilities
     chat = caps.chat() if use_llm else None
     if chat is not None and not isinstance(chat, Absent) and caps.llm_state()[0]:
         from .digest_llm import llm_extract
 
         try:
-            found = llm_extract(vault.store, chat, text)
+            found = llm_extract(services.store, chat, text)
         except LoreError as exc:
             told = caps.fail("llm", exc)
             notices = [f"digest used the heuristic extractor: {told}"] if told else []
@@ -126,7 +125,7 @@ def _holds(path: Path, anchor: str) -> bool:
 
 
 def digest(
-    vault: Vault,
+    services: MemoryServices,
     data: str,
     *,
     name: str = "stdin",
@@ -149,7 +148,7 @@ def digest(
             raise ConfigError(f"--date: {date!r} is not a date (YYYY-MM-DD)")
         date = day
     text, seen_date, count = read_transcript(data, name)
-    settings = load_memory_settings(vault.root)
+    settings = services.settings
     day = date or seen_date or settings.today_date().isoformat()
     normalised = re.sub(r"\s+", " ", text).strip()
     anchor = "d-" + hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:10]
@@ -159,8 +158,8 @@ def digest(
     # digest counts only while its note still holds its anchor.
     earlier = [
         e
-        for e in vault.store.entries(None, kinds=("digest",))
-        if e["anchor"] == anchor and _holds(vault.root / str(e["path"]), anchor)
+        for e in services.store.entries(None, kinds=("digest",))
+        if e["anchor"] == anchor and _holds(services.root / str(e["path"]), anchor)
     ]
     if earlier:  # no model is asked: the items shown are the heuristic's
         return DigestReport(
@@ -173,7 +172,7 @@ def digest(
             lines_read=count,
             reason="this input was digested before; nothing written",
         )
-    items, method, dropped, notices = _extract(vault, text, use_llm)
+    items, method, dropped, notices = _extract(services, text, use_llm)
     if not any(items.values()):
         return DigestReport(
             rel,
@@ -206,8 +205,8 @@ def digest(
         created["yes"] = True
         return continuation(current, day) + "".join(parts)
 
-    write_daily(vault.root, rel, build)  # never through a link (lore.safe_write)
-    indexed, told = sync_written(vault, rel)
+    write_daily(services.root, rel, build)  # never through a link (lore.safe_write)
+    indexed, told = sync_written(services, rel)
     notices += told
     return DigestReport(
         rel,

@@ -26,10 +26,9 @@ from .entities import Entities
 from .model import LookupResult, MemoryHit
 from .rawscan import raw_scan
 from .recall import Coverage, memory_hits, named_entities
-from .settings import load_memory_settings
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .services import MemoryServices
 
 MAX_QUERY_CHARS = 2000
 
@@ -81,20 +80,20 @@ def _card_hit(card: dict[str, Any], mode: str, answered: list[str]) -> MemoryHit
 
 
 def lookup(
-    vault: Vault, query: str, *, limit: int = 5, principal: str | None = None
+    services: MemoryServices, query: str, *, limit: int = 5, principal: str | None = None
 ) -> LookupResult:
     if not check_query(query, "lookup").strip():
         raise QueryError("lookup: the query is empty (give a name or a question)")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise QueryError(f"lookup: --limit must be a positive number, not {limit!r}")
     query = query.strip()[:MAX_QUERY_CHARS]
-    settings = load_memory_settings(vault.root)
+    settings = services.settings
     access = access_for(settings, principal)
     if access.blind:
         assert access.reason is not None
         return LookupResult("L4", query, None, [], [access.reason], principal)
     today = settings.today_date()
-    ents = Entities(vault.store, settings, access)
+    ents = Entities(services.store, settings, access)
     tried: list[str] = []
     notes: list[str] = []
 
@@ -122,7 +121,7 @@ def lookup(
                 + (f"; the card covers {', '.join(matched)}" if matched else "")
             )
             support, _ = memory_hits(
-                vault,
+                services,
                 query,
                 limit=limit,
                 access=access,
@@ -130,7 +129,7 @@ def lookup(
                 settings=settings,
                 today=today,
             )
-            hits: list[Hit] = [_card_hit(card, vault.mode, matched)]
+            hits: list[Hit] = [_card_hit(card, services.mode(), matched)]
             hits += [h for h in support if h.path != card["path"]][: max(limit - 1, 0)]
             tried.append(f"L2 index: {len(hits) - 1} supporting hit(s)")
             return LookupResult("L1", query, card, hits, tried, principal, notes)
@@ -146,7 +145,7 @@ def lookup(
 
     # L2: the index, through the memory path.
     found, result = memory_hits(
-        vault,
+        services,
         query,
         limit=limit,
         access=access,
@@ -167,12 +166,12 @@ def lookup(
     spellings = [s for _, keys in named for k in keys for s in ents.registry.entities[k].spellings]
     coverage = Coverage(query, ents.registry)
     raw, scanned = raw_scan(
-        vault,
+        services,
         query,
         spellings,
         access,
         limit,
-        vault.settings.highlight,
+        services.highlight,
         keep=lambda text: coverage.share(text) >= Coverage.MIN_COVERAGE,
     )
     if raw:
@@ -185,15 +184,15 @@ def lookup(
 
 
 def card_at(
-    vault: Vault, path: str, *, name: str | None = None, principal: str | None = None
+    services: MemoryServices, path: str, *, name: str | None = None, principal: str | None = None
 ) -> dict[str, Any] | None:
     """The entity card the note at `path` defines (the one called `name`, else the first),
     as `lookup` shows it at L1; None when there is none the caller may see."""
-    settings = load_memory_settings(vault.root)
+    settings = services.settings
     access = access_for(settings, principal)
     if not access.allows(path):
         return None
-    ents = Entities(vault.store, settings, access)
+    ents = Entities(services.store, settings, access)
     for key, info in ents.registry.entities.items():
         if (name is None or info.name == name) and any(d["path"] == path for d in info.defs):
             return ents.card(key, settings.today_date())

@@ -1,6 +1,6 @@
 """Readers the memory parsers add to the shared Markdown reader (lore.ingest.markdown, whose
-lines, headings, wikilinks and dates they use): name keys, headings with explicit ids,
-block ids, slugs, list items and `- **label**: value` fields. Pure functions."""
+lines, headings, list items, wikilinks and dates they use): name keys, headings with
+explicit ids, block ids, slugs and `- **label**: value` fields. Pure functions."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from ..ingest.markdown import strip_markup
 
 _EXPLICIT_ID = re.compile(r"[ \t]*\{#([A-Za-z0-9][\w\-.:]*)\}[ \t]*$")
 _BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9][\w\-]*)[ \t]*$")
-BULLET = re.compile(r"^([ \t]*)(?:[-*+]|\d+[.)])[ \t]+(.*)$")
-_CHECKBOX = re.compile(r"^\[([ xX])\][ \t]+")
 _NON_WORD = re.compile(r"[\W_]+")
 _SLUG_DROP = re.compile(r"[^\w\- ]+")
 
@@ -86,19 +84,6 @@ def slug(text: str) -> str:
     """GitHub-style heading anchor: lower case, punctuation dropped, spaces to hyphens."""
     clean = split_heading(text)[0].strip().lower()
     return _SLUG_DROP.sub("", clean).replace(" ", "-")
-
-
-def bullet(text: str) -> tuple[int, str, bool | None] | None:
-    """(indent, item text, checked) of a list item line; checked is None without a box."""
-    match = BULLET.match(text)
-    if not match:
-        return None
-    indent = len(match.group(1).expandtabs(4))
-    item = match.group(2)
-    box = _CHECKBOX.match(item)
-    if box:
-        return indent, item[box.end() :], box.group(1) != " "
-    return indent, item, None
 
 
 def field(item: str) -> tuple[str, str] | None:

@@ -24,7 +24,7 @@ from .access import Access
 from .model import MemoryHit
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .services import MemoryServices
 
 RAW_LIMIT = 32 * 1024 * 1024  # bytes read per file
 WINDOW = 60  # characters of context each side of the first match
@@ -90,7 +90,7 @@ def _read(root: Path, rel: str) -> str:
 
 
 def raw_scan(
-    vault: Vault,
+    services: MemoryServices,
     query: str,
     spellings: list[str],
     access: Access,
@@ -108,11 +108,11 @@ def raw_scan(
     scored: list[tuple[float, str, int, int]] = []
     skipped: list[Skipped] = []
     scanned = 0
-    for stat in scan_vault(vault.root, skipped, gitignore=vault.settings.gitignore):
+    for stat in scan_vault(services.root, skipped, gitignore=services.gitignore):
         if not access.allows(stat.path):
             continue
         try:
-            text = _read(vault.root, stat.path)
+            text = _read(services.root, stat.path)
         except OSError:
             continue
         scanned += 1
@@ -128,7 +128,7 @@ def raw_scan(
     hits: list[MemoryHit] = []
     for score, path, start, end in scored[:limit]:
         try:
-            text = _read(vault.root, path)
+            text = _read(services.root, path)
         except OSError:
             continue
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]

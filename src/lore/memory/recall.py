@@ -32,12 +32,12 @@ from .decay import decay_weight, trust_weight
 from .markdown import fold_key
 from .mentions import Matcher
 from .registry import Registry
-from .settings import MemorySettings, load_memory_settings
+from .settings import MemorySettings
 
 if TYPE_CHECKING:
-    # A search scopes itself here too; the memory result types are lookup's alone.
-    from ..vault import Vault
+    # The memory result types are lookup's alone.
     from .model import MemoryHit
+    from .services import MemoryServices
 
 _TERM_WEIGHTS = {"cjk_char": 1.0, "word": 4.0, "phrase": 6.0, "cjk_word": 3.0}
 PROXIMITY_FLOOR = 0.5  # the share of its score an entry keeps when no passage holds the question
@@ -104,7 +104,7 @@ def expand_query(query: str, registry: Registry) -> str:
 
 
 def scope_search(
-    vault: Vault,
+    services: MemoryServices,
     query: str,
     filters: Filters,
     principal: str | None,
@@ -112,14 +112,13 @@ def scope_search(
     mode: str,
 ) -> tuple[str, Filters, SearchResult | None]:
     """(query text to run, filters with the access rule, or a refusal to return as is)."""
-    settings = load_memory_settings(vault.root)
-    access = access_for(settings, principal)
+    access = access_for(services.settings, principal)
     if access.blind:
         return query, filters, SearchResult([], query=query, mode=mode, reason=access.reason)
     if access.globs is not None:
         filters = replace(filters, allow=access.globs)
     if expand_aliases and query.strip():
-        registry = Registry.build(vault.store.entity_rows(), access)
+        registry = services.registry(access)
         if registry.entities:
             query = expand_query(query, registry)
     return query, filters, None
@@ -197,7 +196,7 @@ def _note_weight(
 
 
 def memory_hits(
-    vault: Vault,
+    services: MemoryServices,
     query: str,
     *,
     limit: int,
@@ -207,12 +206,12 @@ def memory_hits(
     today: dt.date,
 ) -> tuple[list[MemoryHit], SearchResult]:
     """The memory path's L2: entry-level hits weighed by decay and trust, best first."""
-    result = vault.search(query, limit=2 * limit + 5, principal=access.principal)
+    result = services.search(query, limit=2 * limit + 5, principal=access.principal)
     if not result:
         return [], result
     query_plan = plan(expand_query(query, registry))
     coverage = Coverage(query, registry)
-    bodies = vault.store.note_bodies(sorted({h.path for h in result}))
+    bodies = services.store.note_bodies(sorted({h.path for h in result}))
     weak = {
         h.path
         for h in result
@@ -221,10 +220,10 @@ def memory_hits(
         < Coverage.MIN_COVERAGE
     }
     by_path: dict[str, list[dict[str, Any]]] = {}
-    for entry in vault.store.entries(access.globs, paths=sorted({h.path for h in result})):
+    for entry in services.store.entries(access.globs, paths=sorted({h.path for h in result})):
         by_path.setdefault(entry["path"], []).append(entry)
     cards = {d["path"] for info in registry.entities.values() for d in info.defs}
-    markers = vault.settings.highlight
+    markers = services.highlight
     out: list[MemoryHit] = []
     for hit in result:
         if hit.path in weak:

@@ -15,16 +15,15 @@ from .access import access_for
 from .decay import decay_weight
 from .entities import Entities
 from .model import RecentResult
-from .settings import load_memory_settings
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .services import MemoryServices
 
 MAX_DAYS = 36_500
 
 
 def recent(
-    vault: Vault, *, days: int = 7, limit: int = 20, principal: str | None = None
+    services: MemoryServices, *, days: int = 7, limit: int = 20, principal: str | None = None
 ) -> RecentResult:
     if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= MAX_DAYS:
         raise ConfigError(
@@ -32,13 +31,13 @@ def recent(
         )
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ConfigError(f"--limit must be a positive number, not {limit!r}")
-    settings = load_memory_settings(vault.root)
+    settings = services.settings
     access = access_for(settings, principal)
     today = settings.today_date()
     since = (today - dt.timedelta(days=days - 1)).isoformat()
     if access.blind:
         return RecentResult(days, since, today.isoformat(), [], [], principal, access.reason)
-    ents = Entities(vault.store, settings, access)
+    ents = Entities(services.store, settings, access)
     entities = []
     for info in ents.registry.entities.values():
         activity = ents.last_activity(info)
@@ -62,7 +61,7 @@ def recent(
             "weight": decay_weight(settings, date, today, pinned=pinned, priority=priority),
             "pinned": pinned or (priority is not None and priority >= settings.pinned_priority),
         }
-        for path, title, date, priority, pinned in vault.store.dated_notes(
+        for path, title, date, priority, pinned in services.store.dated_notes(
             access.globs, since, today.isoformat()
         )
     ]

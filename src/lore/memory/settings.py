@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import config_table, number_in, read_config
+from ..config import CONFIG_FILE, config_table, number_in, read_config
 from ..errors import ConfigError
 
 MAX_DAYS = 36_500  # a hundred years: any longer span overflows dates
@@ -138,3 +138,30 @@ def load_memory_settings(vault_root: Path) -> MemorySettings:
         if os.environ.get(env):
             values[name] = _coerce(name, os.environ[env], env)
     return MemorySettings(**values)
+
+
+class MemorySettingsSource:
+    """The memory settings of one opened vault, read once and again only when the config
+    file (or LORE_TODAY, LORE_HALF_LIFE_DAYS) changed: every search asks for them (the
+    access rules), and a long-running server still sees an edited config."""
+
+    def __init__(self, vault_root: Path) -> None:
+        self.root = vault_root
+        self._stamp: object = None
+        self._settings: MemorySettings | None = None
+
+    def _current_stamp(self) -> object:
+        lore_dir = self.root / CONFIG_FILE.parent
+        try:
+            st = os.stat(self.root / CONFIG_FILE)
+            file: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            file = None
+        return lore_dir.is_symlink(), file, tuple(os.environ.get(env) for env in _ENV)
+
+    def get(self) -> MemorySettings:
+        stamp = self._current_stamp()
+        if self._settings is None or stamp != self._stamp:
+            self._settings = load_memory_settings(self.root)  # raises again until fixed
+            self._stamp = stamp
+        return self._settings

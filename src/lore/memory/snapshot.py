@@ -17,18 +17,16 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..ingest.markdown import strip_markup
+from ..ingest.markdown import bullet, strip_markup
 from .access import access_for
 from .context import check_budget
 from .derive import is_daily
 from .extract import classify, worth_keeping
-from .markdown import bullet
 from .model import Snapshot
-from .settings import load_memory_settings
 from .views import size, trim
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .services import MemoryServices
 
 DEFAULT_BUDGET = 2048
 MIN_BUDGET = 256
@@ -62,15 +60,15 @@ def _short(text: str, chars: int = ITEM_CHARS) -> str:
 
 
 def snapshot(
-    vault: Vault, *, principal: str | None = None, budget: int = DEFAULT_BUDGET
+    services: MemoryServices, *, principal: str | None = None, budget: int = DEFAULT_BUDGET
 ) -> Snapshot:
     budget = check_budget(budget, MIN_BUDGET)
-    settings = load_memory_settings(vault.root)
+    settings = services.settings
     access = access_for(settings, principal)
     if access.blind:
         text = trim(f"# Snapshot\n\n({access.reason})\n", budget)
         return Snapshot(text, size(text), budget, [], [], [], principal)
-    entries = vault.store.entries(access.globs)
+    entries = services.store.entries(access.globs)
     daily = [e for e in entries if is_daily(e["path"], settings) and e["date"]]
     core = [e for e in entries if e["path"] == settings.core]
     dates = sorted({e["date"] for e in daily})

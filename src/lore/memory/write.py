@@ -38,10 +38,9 @@ from .entries import STATUSES, TRUST_LEVELS, parse_daily
 from .markdown import fold_key
 from .model import Memory
 from .registry import Registry
-from .settings import load_memory_settings
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .services import MemoryServices
 
 MAX_TEXT_BYTES = 64 * 1024
 MAX_ENTITIES = 64
@@ -95,18 +94,18 @@ def continuation(current: str, date: str) -> str:
     return head + (f"{fence}\n" if fence is not None else "")
 
 
-def sync_written(vault: Vault, rel: str) -> tuple[bool, list[str]]:
+def sync_written(services: MemoryServices, rel: str) -> tuple[bool, list[str]]:
     """Sync after writing the note `rel`: (is it in the index now, what to tell). A busy
     or read-only index, or a note the ignore rules leave out, is said, never hidden."""
     try:
-        report = vault.sync()
+        report = services.sync()
     except IndexBusyError:
         return False, ["the index is busy; the entry is saved and the next sync indexes it"]
     except IndexFullError:
         return False, ["the disk is full; the entry is saved and the next sync indexes it"]
     except IndexReadOnlyError as exc:
         return False, [f"saved but not indexed: {exc.message}"]
-    if vault.store.has_note(rel):
+    if services.store.has_note(rel):
         return True, list(report.notices)
     why = next((s.reason for s in report.skipped if s.path == rel), None) or (
         "the vault ignores it (.loreignore or an always-ignored folder)"
@@ -162,7 +161,7 @@ def _same(entry_text: str, text: str) -> bool:
 
 
 def remember(
-    vault: Vault,
+    services: MemoryServices,
     text: str,
     *,
     entities: list[str] | tuple[str, ...] = (),
@@ -185,9 +184,9 @@ def remember(
         )
     if isinstance(entities, str):
         entities = [entities]
-    settings = load_memory_settings(vault.root)
+    settings = services.settings
     access = access_for(settings, principal)  # names resolve through visible cards only
-    registry = Registry.build(vault.store.entity_rows(), access)
+    registry = services.registry(access)
     names, notes = normalise_entities(list(entities), registry)
     now = (at or dt.datetime.now()).replace(microsecond=0)
     date, clock = now.date().isoformat(), now.strftime("%H:%M:%S")
@@ -226,8 +225,8 @@ def remember(
         result.update(anchor=anchor, line=line, time=clock, created=True)
         return head + block
 
-    write_daily(vault.root, rel, build)  # never through a link (lore.safe_write)
-    indexed, told = sync_written(vault, rel)
+    write_daily(services.root, rel, build)  # never through a link (lore.safe_write)
+    indexed, told = sync_written(services, rel)
     notes += told
     return Memory(
         path=rel,
