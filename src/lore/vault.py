@@ -151,14 +151,19 @@ class Vault:
         *,
         llm_budget: int | None = None,
         llm_progress: Callable[[int, int, str], None] | None = None,
+        jobs: int | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the files (only what changed is written), then
         derive tags and, with a provider configured, the notes' LLM fields and vectors of
         what changed. `llm_budget` caps the model calls (default: the `llm_budget`
-        setting; the rest are made by later syncs); `llm_progress` sees them."""
+        setting; the rest are made by later syncs); `llm_progress` sees them. `jobs`:
+        processes that parse the notes (default: LORE_INDEX_JOBS, else every core for a
+        large change; see lore.index.parallel)."""
         from .index.sync import sync as run_sync
 
-        report = run_sync(self.store, self.root, progress=progress, **self._scan_settings())
+        report = run_sync(
+            self.store, self.root, progress=progress, jobs=jobs, **self._scan_settings()
+        )
         return self._after_sync(report, force=False, budget=llm_budget, llm_progress=llm_progress)
 
     def rebuild(
@@ -167,13 +172,20 @@ class Vault:
         *,
         llm_budget: int | None = None,
         llm_progress: Callable[[int, int, str], None] | None = None,
+        jobs: int | None = None,
     ) -> SyncReport:
         """Drop every derived row and derive it again from the files, in one transaction
-        (the notes' LLM fields come back from the stored answers, with no model call)."""
+        (the notes' LLM fields come back from the stored answers, with no model call).
+        `jobs` as for sync."""
         from .index.sync import sync as run_sync
 
         report = run_sync(
-            self.store, self.root, rebuild=True, progress=progress, **self._scan_settings()
+            self.store,
+            self.root,
+            rebuild=True,
+            progress=progress,
+            jobs=jobs,
+            **self._scan_settings(),
         )
         return self._after_sync(report, force=True, budget=llm_budget, llm_progress=llm_progress)
 
