@@ -44,6 +44,8 @@ if TYPE_CHECKING:
         Snapshot,
     )
     from .tokens import NewToken, TokenInfo
+from .retrieve.budget import QueryCosts
+from .retrieve.budget import budget_ms as budget_ms_from
 from .retrieve.hybrid import hybrid_search
 from .retrieve.query import check_query
 from .retrieve.search import SearchOptions, make_filters
@@ -102,6 +104,8 @@ class Vault:
         bound = db_path.resolve().parent == (root / ".lore").resolve()
         self.store = SqliteStore(db_path, root, bound_to_vault=bound, nofollow=in_vault)
         self.capabilities = Capabilities(settings, self.store)
+        # What each part of a search costs here: what a query's time budget decides on.
+        self.query_costs = QueryCosts()
         self._notices = list(settings.notices)
         if self.store.read_only:
             self._notices.append(
@@ -247,6 +251,7 @@ class Vault:
         expand_aliases: bool = True,
         include_undated: bool = False,
         category: str | None = None,
+        budget_ms: int | None = None,
     ) -> SearchResult:
         """Search. Returns a list of Hit (best first) with `.mode`, `.reason`, `.notices`.
 
@@ -255,7 +260,11 @@ class Vault:
         paths its access rules allow; `expand_aliases` also searches the other spellings of
         entities the query names (lore.memory). `since`/`until` leave out undated notes
         unless `include_undated`. `category`: only notes of this category (the author's
-        `category:`, else the one the LLM chose from `[lore] categories`)."""
+        `category:`, else the one the LLM chose from `[lore] categories`). `budget_ms`
+        (default: LORE_QUERY_BUDGET_MS, else none): answer within about this many
+        milliseconds, dropping the LLM plan, then the vector channels, then the polished
+        snippets when they would not fit; `.degraded` lists what was dropped."""
+        budget = self.query_costs.start(budget_ms_from(budget_ms))
         check_query(query)
         tag_list = [tags] if isinstance(tags, str) else list(tags or [])
         if tag:
@@ -278,7 +287,11 @@ class Vault:
         )
         if refused is not None:
             return refused
-        result = hybrid_search(self.capabilities, text, filters, options, mode=mode, fusion=fusion)
+        result = hybrid_search(
+            self.capabilities, text, filters, options, mode=mode, fusion=fusion, budget=budget
+        )
+        budget.finish()
+        result.degraded = list(budget.degraded)
         result.query = query
         result.notices[:0] = self.take_notices()
         derived = self.store.get_meta("tokenizer_version")
