@@ -118,8 +118,6 @@ def ensure_vault(n: int, seed: int, pool: Sequence[tuple[str, str]], fresh: bool
         )
         manifest = {**want, "bytes": size}
         manifest_path.write_text(json.dumps(manifest))
-    # lore.open(vault, db=None) keeps its index in <vault>/.lore: remove it for a full sync.
-    shutil.rmtree(vault / ".lore", ignore_errors=True)
     return {**manifest, "vault": str(vault)}
 
 
@@ -162,9 +160,18 @@ def child(vault: Path, queries_file: Path, out_file: Path) -> int:
     queries = json.loads(queries_file.read_text(encoding="utf-8"))
 
     t = time.perf_counter()
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
     v = lore.open(vault, db=None)
     report = v.sync()
     result["full_sync_s"] = time.perf_counter() - t
+    after, workers = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    # CPU seconds of the writer (this process) and of all index workers: on idle cores the
+    # sync takes about the larger of the writer's and one worker's share.
+    result["writer_cpu_s"] = (after.ru_utime + after.ru_stime) - (cpu.ru_utime + cpu.ru_stime)
+    result["workers_cpu_s"] = workers.ru_utime + workers.ru_stime
     result["added"] = len(report.added)
     result["skipped"] = len(report.skipped)
     v.close()
@@ -197,6 +204,8 @@ def child(vault: Path, queries_file: Path, out_file: Path) -> int:
 
 
 def run_child(vault: Path, queries_file: Path, timeout: float, jobs: str) -> dict[str, Any]:
+    # lore.open(vault, db=None) keeps its index in <vault>/.lore: remove it for a full sync.
+    shutil.rmtree(vault / ".lore", ignore_errors=True)
     out_file = queries_file.with_name(f"result-{vault.name}-j{jobs}.json")
     out_file.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "bench.scale", "--child", str(vault), str(queries_file)]

@@ -153,22 +153,24 @@ def test_an_exception_in_a_worker_reaches_the_caller_as_itself(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(
-    ("requested", "pending", "env", "want"),
+    ("requested", "pending", "env", "load", "want"),
     [
-        (None, 10, {}, 1),  # small change: no workers to start
-        (None, parallel.PARALLEL_FROM_NOTES, {}, "cores"),
-        (4, 10_000, {}, 4),
-        (4, 40, {}, 2),  # never more workers than chunks
-        (None, 10_000, {"LORE_INDEX_JOBS": "1"}, 1),
-        (None, 10_000, {"LORE_INDEX_JOBS": " 3 "}, 3),
-        (2, 10_000, {"LORE_INDEX_JOBS": "3"}, 2),  # the flag wins
+        (None, 10, {}, 0.0, 1),  # small change: no workers to start
+        (None, parallel.PARALLEL_FROM_NOTES, {}, 0.0, "cores"),
+        (None, 10_000, {}, 1.0, "cores"),  # the load of this process alone
+        (None, 10_000, {}, 1000.0, 1),  # every core busy: workers would only add hand-offs
+        (4, 10_000, {}, 1000.0, 4),  # asked for: taken as given
+        (4, 40, {}, 0.0, 2),  # never more workers than chunks
+        (None, 10_000, {"LORE_INDEX_JOBS": "1"}, 0.0, 1),
+        (None, 10_000, {"LORE_INDEX_JOBS": " 3 "}, 0.0, 3),
+        (2, 10_000, {"LORE_INDEX_JOBS": "3"}, 0.0, 2),  # the flag wins
     ],
 )
 def test_jobs_default_and_overrides(
-    requested: int | None, pending: int, env: dict[str, str], want: int | str
+    requested: int | None, pending: int, env: dict[str, str], load: float, want: int | str
 ) -> None:
     expected = min(parallel.cores(), -(-pending // parallel.CHUNK)) if want == "cores" else want
-    assert jobs_for(requested_jobs(requested, env), pending) == expected
+    assert jobs_for(requested_jobs(requested, env), pending, load) == expected
 
 
 @pytest.mark.parametrize("value", ["0", "65", "two", "-1", ""])

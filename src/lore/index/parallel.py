@@ -49,6 +49,18 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def idle_cores(load: float | None = None) -> int:
+    """The cores not already busy (by the 1-minute load average, which counts this
+    process): a worker on a core others keep busy only adds its start-up and hand-off."""
+    n = cores()
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):  # no load average (Windows): take every core
+            return n
+    return max(1, min(n, n - int(load) + 1))
+
+
 def parse_jobs(value: str | int, name: str) -> int:
     """A job count from --jobs or LORE_INDEX_JOBS: 1 (one process) to MAX_JOBS."""
     try:
@@ -73,14 +85,14 @@ def requested_jobs(requested: int | None, env: dict[str, str] | None = None) -> 
     return None
 
 
-def jobs_for(requested: int | None, pending: int) -> int:
+def jobs_for(requested: int | None, pending: int, load: float | None = None) -> int:
     """How many worker processes derive `pending` notes (1: none, this process does it).
 
     A count asked for (requested_jobs) is taken as given, but never more workers than
-    there are chunks to hand out; unset, every core when there are enough notes to pay for
-    starting the workers."""
+    there are chunks to hand out; unset, every idle core (idle_cores; `load`: the load
+    average, read when None) when there are enough notes to pay for starting workers."""
     if requested is None:
-        requested = cores() if pending >= PARALLEL_FROM_NOTES else 1
+        requested = idle_cores(load) if pending >= PARALLEL_FROM_NOTES else 1
     return max(1, min(requested, -(-pending // CHUNK)))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import sys
 from typing import Any, BinaryIO
 
@@ -34,6 +35,9 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
 
 
 def main() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the sync and closes our
+    # input, so a worker ends quietly on end of input instead of printing a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sink = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
     serve(sys.stdin.buffer, sink)

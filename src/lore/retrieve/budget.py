@@ -1,8 +1,9 @@
 """A query's time budget: which costly parts of a search still fit, decided part by part.
 
 With a budget, a search drops parts in a fixed order when what is left of the budget
-cannot pay for them: first the LLM's query plan, then the vector channels (the query's
-embedding and the nearest-neighbour look-ups), then the polished snippets (the passage
+cannot pay for them: first the LLM's query plan, then the vector channels (timed by the
+query's embedding; the nearest-neighbour look-ups count in the base), then the polished
+snippets (the passage
 around the matched words; a plain head of the note is shown instead). The full-text
 ranking is never dropped: it is the answer. A result says which parts it went without
 (`SearchResult.degraded`).
