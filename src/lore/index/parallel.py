@@ -18,7 +18,7 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -98,7 +98,7 @@ def jobs_for(requested: int | None, pending: int, load: float | None = None) -> 
 
 def ordered_map(
     fn: Callable[[T], R], items: Sequence[T], jobs: int, name_of: Callable[[T], str] = str
-) -> Iterator[R]:
+) -> Generator[R, None, None]:
     """fn over items, in order; in `jobs` worker processes when jobs > 1.
 
     `fn` must be picklable (a module-level function or a functools.partial of one). An

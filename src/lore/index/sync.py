@@ -319,11 +319,17 @@ def sync(
                 run.unchanged += 1
         tasks = [(stat.path, run.known_hash(stored.get(stat.path))) for stat in candidates]
         work = partial(prepare, root=root, max_file_bytes=max_file_bytes)
-        derived = ordered_map(work, tasks, jobs_for(asked_jobs, len(tasks)), name_of=itemgetter(0))
-        for done, (stat, got) in enumerate(zip(candidates, derived, strict=True), 1):
-            if progress is not None:
-                progress(done, len(candidates), stat.path)
-            run.take(stat, stored.get(stat.path), bad.get(stat.path), got)
+        jobs_now = jobs_for(asked_jobs, len(tasks))
+        derived = ordered_map(work, tasks, jobs_now, name_of=itemgetter(0))
+        try:
+            for done, stat in enumerate(candidates, 1):
+                # Progress first: in one process a note is read only when its result is
+                # asked for, so a progress callback still sees each note before it is read.
+                if progress is not None:
+                    progress(done, len(candidates), stat.path)
+                run.take(stat, stored.get(stat.path), bad.get(stat.path), next(derived))
+        finally:
+            derived.close()  # the workers stop now, not when the generator is collected
         for path, previous in sorted(stored.items()):
             if path not in seen:
                 if not rebuild:
