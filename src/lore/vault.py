@@ -161,8 +161,8 @@ class Vault:
         derive tags and, with a provider configured, the notes' LLM fields and vectors of
         what changed. `llm_budget` caps the model calls (default: the `llm_budget`
         setting; the rest are made by later syncs); `llm_progress` sees them. `jobs`:
-        processes that parse the notes (default: LORE_INDEX_JOBS, else every core for a
-        large change; see lore.index.parallel)."""
+        processes that parse the notes (default: LORE_INDEX_JOBS, else the idle cores for
+        a large change; see lore.index.parallel)."""
         from .index.sync import sync as run_sync
 
         report = run_sync(

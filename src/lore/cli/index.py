@@ -31,7 +31,7 @@ def _index_options(func: Any) -> Any:
         default=None,
         metavar="N",
         help="Read and parse notes in N processes, 1 to 64 (the index is the same)"
-        " [default: LORE_INDEX_JOBS, else every core when 500+ notes changed].",
+        " [default: LORE_INDEX_JOBS, else the idle cores when 500+ notes changed].",
     )(func)
     func = click.option(
         "--llm-budget",

@@ -70,7 +70,7 @@ def parse_jobs(value: str | int, name: str) -> int:
     if not 1 <= jobs <= MAX_JOBS:
         raise ConfigError(
             f"{name}: {value!r} is not a number of processes from 1 to {MAX_JOBS}",
-            hint="1 derives in this process; unset, lore uses every core for a large index",
+            hint="1 derives in this process; unset, lore uses the idle cores for a large index",
         )
     return jobs
 

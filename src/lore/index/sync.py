@@ -277,7 +277,7 @@ def sync(
     re-derived whole: an upgrade never leaves old and new rows side by side.
 
     `jobs`: worker processes that read and derive the notes (see lore.index.parallel;
-    None: LORE_INDEX_JOBS, else every core when many notes changed). The index is the same
+    None: LORE_INDEX_JOBS, else the idle cores when many notes changed). The index is the same
     whatever the number. `prepare` is what a worker runs per note (a test swaps it)."""
     started = time.perf_counter()
     asked_jobs = requested_jobs(jobs)  # a bad LORE_INDEX_JOBS is said even when no work
