@@ -36,6 +36,8 @@ LORE_ENV = (
     "LORE_TODAY",
     "LORE_HALF_LIFE_DAYS",
     "LORE_GITIGNORE",
+    "LORE_INDEX_JOBS",
+    "LORE_QUERY_BUDGET_MS",
 )
 
 Files = Mapping[str, str | bytes]

@@ -147,6 +147,7 @@ class SearchResult(list[Hit]):
         reason: str | None = None,
         matched: int = 0,
         notices: list[str] | None = None,
+        degraded: list[str] | None = None,
     ) -> None:
         super().__init__(hits)
         self.query = query
@@ -154,6 +155,8 @@ class SearchResult(list[Hit]):
         self.reason = reason
         self.matched = matched
         self.notices = list(notices or [])
+        # The parts a time budget dropped, in the order dropped (lore.retrieve.budget).
+        self.degraded = list(degraded or [])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,5 +165,6 @@ class SearchResult(list[Hit]):
             "matched": self.matched,
             "reason": self.reason,
             "notices": self.notices,
+            "degraded": self.degraded,
             "hits": [hit.to_dict() for hit in self],
         }

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from .memory.services import MemoryServices
     from .memory.settings import MemorySettings, MemorySettingsSource
     from .tokens import NewToken, TokenInfo
+from .retrieve.budget import QueryCosts
+from .retrieve.budget import budget_ms as budget_ms_from
 from .retrieve.hybrid import hybrid_search
 from .retrieve.query import check_query
 from .retrieve.search import SearchOptions, make_filters
@@ -106,6 +108,8 @@ class Vault:
         bound = db_path.resolve().parent == (root / ".lore").resolve()
         self.store = SqliteStore(db_path, root, bound_to_vault=bound, nofollow=in_vault)
         self.capabilities = Capabilities(settings, self.store)
+        # What each part of a search costs here: what a query's time budget decides on.
+        self.query_costs = QueryCosts()
         self._notices = list(settings.notices)
         if self.store.read_only:
             self._notices.append(
@@ -193,14 +197,19 @@ class Vault:
         *,
         llm_budget: int | None = None,
         llm_progress: Callable[[int, int, str], None] | None = None,
+        jobs: int | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the files (only what changed is written), then
         derive tags and, with a provider configured, the notes' LLM fields and vectors of
         what changed. `llm_budget` caps the model calls (default: the `llm_budget`
-        setting; the rest are made by later syncs); `llm_progress` sees them."""
+        setting; the rest are made by later syncs); `llm_progress` sees them. `jobs`:
+        processes that parse the notes (default: LORE_INDEX_JOBS, else the idle cores for
+        a large change; see lore.index.parallel)."""
         from .index.sync import sync as run_sync
 
-        report = run_sync(self.store, self.root, progress=progress, **self._scan_settings())
+        report = run_sync(
+            self.store, self.root, progress=progress, jobs=jobs, **self._scan_settings()
+        )
         return self._after_sync(report, force=False, budget=llm_budget, llm_progress=llm_progress)
 
     def rebuild(
@@ -209,13 +218,20 @@ class Vault:
         *,
         llm_budget: int | None = None,
         llm_progress: Callable[[int, int, str], None] | None = None,
+        jobs: int | None = None,
     ) -> SyncReport:
         """Drop every derived row and derive it again from the files, in one transaction
-        (the notes' LLM fields come back from the stored answers, with no model call)."""
+        (the notes' LLM fields come back from the stored answers, with no model call).
+        `jobs` as for sync."""
         from .index.sync import sync as run_sync
 
         report = run_sync(
-            self.store, self.root, rebuild=True, progress=progress, **self._scan_settings()
+            self.store,
+            self.root,
+            rebuild=True,
+            progress=progress,
+            jobs=jobs,
+            **self._scan_settings(),
         )
         return self._after_sync(report, force=True, budget=llm_budget, llm_progress=llm_progress)
 
@@ -278,6 +294,7 @@ class Vault:
         expand_aliases: bool = True,
         include_undated: bool = False,
         category: str | None = None,
+        budget_ms: int | None = None,
     ) -> SearchResult:
         """Search. Returns a list of Hit (best first) with `.mode`, `.reason`, `.notices`.
 
@@ -286,7 +303,11 @@ class Vault:
         paths its access rules allow; `expand_aliases` also searches the other spellings of
         entities the query names (lore.memory). `since`/`until` leave out undated notes
         unless `include_undated`. `category`: only notes of this category (the author's
-        `category:`, else the one the LLM chose from `[lore] categories`)."""
+        `category:`, else the one the LLM chose from `[lore] categories`). `budget_ms`
+        (default: LORE_QUERY_BUDGET_MS, else none): answer within about this many
+        milliseconds, dropping the LLM plan, then the vector channels, then the polished
+        snippets when they would not fit; `.degraded` lists what was dropped."""
+        budget = self.query_costs.start(budget_ms_from(budget_ms))
         check_query(query)
         tag_list = [tags] if isinstance(tags, str) else list(tags or [])
         if tag:
@@ -309,7 +330,11 @@ class Vault:
         )
         if refused is not None:
             return refused
-        result = hybrid_search(self.capabilities, text, filters, options, mode=mode, fusion=fusion)
+        result = hybrid_search(
+            self.capabilities, text, filters, options, mode=mode, fusion=fusion, budget=budget
+        )
+        budget.finish()
+        result.degraded = list(budget.degraded)
         result.query = query
         result.notices[:0] = self.take_notices()
         derived = self.store.get_meta("tokenizer_version")

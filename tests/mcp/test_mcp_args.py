@@ -40,6 +40,7 @@ def test_defaults() -> None:
         "include_undated": False,
         "mode": None,
         "explain": False,
+        "budget_ms": None,
     }
 
 

@@ -251,3 +251,17 @@ def test_ingest_takes_urls_only_and_refuses_private_addresses(writable: dict[str
         for source in ("/etc/passwd", "file:///etc/passwd", str(root / "public")):
             _error(writer.post(f"{PREFIX}/ingest", json={"url": source}), 400, "bad_request")
     assert tree(root) == before
+
+
+def test_search_takes_a_time_budget(served: dict[str, Any]) -> None:
+    """budget_ms reaches the search (issue 18): `degraded` says what it skipped (nothing
+    with ten minutes), and a budget out of range is a 400 naming the argument."""
+    server: Background = served["server"]
+    with server.client(served["tokens"]["owner"]) as owner:
+        answer = owner.get(PREFIX + "/search", params={"q": "客户 去重", "budget_ms": 600_000})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["degraded"] == [] and answer.json()["hits"]
+        message = _error(
+            owner.get(PREFIX + "/search", params={"q": "x", "budget_ms": 0}), 400, "bad_request"
+        )
+        assert "budget_ms" in message

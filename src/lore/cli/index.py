@@ -26,6 +26,15 @@ def _emit_sync(report: SyncReport, as_json: bool, quiet: bool = False) -> None:
 
 def _index_options(func: Any) -> Any:
     func = click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1, max=64),
+        default=None,
+        metavar="N",
+        help="Read and parse notes in N processes, 1 to 64 (the index is the same)"
+        " [default: LORE_INDEX_JOBS, else the idle cores when 500+ notes changed].",
+    )(func)
+    func = click.option(
         "--llm-budget",
         type=click.IntRange(min=0),
         default=None,
@@ -70,6 +79,7 @@ def index_cmd(
     quiet: bool,
     yes: bool,
     llm_budget: int | None,
+    jobs: int | None,
 ) -> None:
     """Index the vault (default: the current folder): read new and changed notes, drop
     deleted ones. The first `lore index` of a folder creates its index; no other
@@ -88,6 +98,7 @@ def index_cmd(
             progress=ProgressBar("indexing"),
             llm_budget=llm_budget,
             llm_progress=ProgressBar("LLM calls"),
+            jobs=jobs,
         )
         _emit_sync(report, as_json, quiet)
 
@@ -104,6 +115,7 @@ def rebuild_cmd(
     quiet: bool,
     yes: bool,
     llm_budget: int | None,
+    jobs: int | None,
 ) -> None:
     """Drop every derived row and re-derive the index from the files.
 
@@ -116,6 +128,7 @@ def rebuild_cmd(
             progress=ProgressBar("rebuilding"),
             llm_budget=llm_budget,
             llm_progress=ProgressBar("LLM calls"),
+            jobs=jobs,
         )
         _emit_sync(report, as_json, quiet)
 

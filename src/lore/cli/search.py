@@ -56,6 +56,14 @@ from . import open_from_options, sync_before_reading, vault_options
     help="Fuse channels by weighted scores (default) or reciprocal rank.",
 )
 @click.option(
+    "--budget-ms",
+    type=click.IntRange(min=0, max=600_000),
+    default=None,
+    metavar="N",
+    help="Answer within about N ms: skip the LLM plan, then the vector channels, then the"
+    " polished snippets when they would not fit [default: LORE_QUERY_BUDGET_MS, else none].",
+)
+@click.option(
     "--sync/--no-sync",
     "do_sync",
     default=False,
@@ -81,6 +89,7 @@ def search_cmd(
     explain: bool,
     mode: str | None,
     fusion: str | None,
+    budget_ms: int | None,
     do_sync: bool,
     principal: str | None,
     vault_opt: str | None,
@@ -107,6 +116,7 @@ def search_cmd(
             mode=mode,
             fusion=fusion,
             principal=principal,
+            budget_ms=budget_ms,
         )
         markers = opened.settings.highlight
     for notice in result.notices:

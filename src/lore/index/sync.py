@@ -19,6 +19,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import Protocol
 
@@ -31,6 +33,7 @@ from ..model import Skipped, SyncReport
 from ..store.base import Store
 from ..store.rows import NoteRow, StoredStat, Unreadable
 from ..store.sqlite import TOKENIZER_VERSION
+from .parallel import jobs_for, ordered_map, requested_jobs
 
 Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -148,6 +151,40 @@ def derive_row(
     return row, problems
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What reading and deriving one file gave, before anything is written: made without
+    the store, so a worker process can make it (lore.index.parallel)."""
+
+    path: str
+    mtime_ns: int = 0
+    size: int = 0
+    same: bool = False  # the content hash is the indexed one: only the stat is refreshed
+    refused: str | None = None  # why the file cannot be taken in (UnreadableNote)
+    row: NoteRow | None = None
+    problems: tuple[Problem, ...] = ()
+    terms: frozenset[str] = frozenset()  # the distinct tokens of row.fts
+
+
+def prepare_note(task: tuple[str, str | None], *, root: Path, max_file_bytes: int) -> Prepared:
+    """Read and derive the note at `task` = (path, the hash the index holds for it, or
+    None to derive it whatever its content)."""
+    path, known_hash = task
+    try:
+        raw = read_note_bytes(root, path, max_file_bytes)
+        digest = hashlib.sha256(raw.data).hexdigest()
+        if raw.truncated:
+            digest = f"{digest}+{raw.size}"
+        if digest == known_hash:
+            return Prepared(path, raw.mtime_ns, raw.size, same=True)
+        text = decode_note(raw)
+    except UnreadableNote as exc:
+        return Prepared(path, refused=str(exc))
+    row, problems = derive_row(path, raw, text, digest, max_file_bytes)
+    terms = frozenset(distinct_terms(row.fts))
+    return Prepared(path, raw.mtime_ns, raw.size, row=row, problems=tuple(problems), terms=terms)
+
+
 def _storable_int(value: object) -> bool:
     """An integer SQLite can store (64-bit); a bigger one in front matter is ignored."""
     return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
@@ -191,38 +228,37 @@ class _Sync:
             return False
         return _stat_changed(stat, stored)
 
-    def take(self, stat: FileStat, previous: StoredStat | None, bad: Unreadable | None) -> None:
+    def known_hash(self, previous: StoredStat | None) -> str | None:
+        """The hash a file's content is compared with: none on a rebuild (derive it all)."""
+        return previous.hash if previous is not None and not self.rebuild else None
+
+    def take(
+        self, stat: FileStat, previous: StoredStat | None, bad: Unreadable | None, got: Prepared
+    ) -> None:
         store = self.store
-        try:
-            raw = read_note_bytes(self.root, stat.path, self.max_file_bytes)
-            digest = hashlib.sha256(raw.data).hexdigest()
-            if raw.truncated:
-                digest = f"{digest}+{raw.size}"
-            same = previous is not None and previous.hash == digest and not self.rebuild
-            if same and previous is not None:
-                store.update_stat(previous.id, raw.mtime_ns, raw.size)
-                self.unchanged += 1
-                return
-            text = decode_note(raw)
-        except UnreadableNote as exc:
-            self.skipped.append(unreadable(stat.path, str(exc), kept=previous is not None))
-            store.mark_unreadable(stat.path, stat.mtime_ns, stat.size, str(exc))
+        if got.same and previous is not None:
+            store.update_stat(previous.id, got.mtime_ns, got.size)
+            self.unchanged += 1
+            return
+        if got.refused is not None:
+            self.skipped.append(unreadable(stat.path, got.refused, kept=previous is not None))
+            store.mark_unreadable(stat.path, stat.mtime_ns, stat.size, got.refused)
             if previous is not None and self.rebuild:
                 # Rebuild cannot re-derive it: put its stored version back in the search index.
                 fields = note_fts_fields(*store.note_fields(previous.id))
                 store.reinsert_fts(previous.id, fields)
                 self.df_delta.update(distinct_terms(fields))
             return
+        assert got.row is not None
         if bad is not None:
             store.clear_unreadable(stat.path)
-        row, problems = derive_row(stat.path, raw, text, digest, self.max_file_bytes)
         if previous is not None and not self.rebuild:
             self.forget(previous.id)
-        self.df_delta.update(distinct_terms(row.fts))
-        store.upsert_note(row, previous.id if previous else None)
+        self.df_delta.update(got.terms)
+        store.upsert_note(got.row, previous.id if previous else None)
         # A rebuild empties the index and fills it again: every note it derives is "added".
         (self.changed if previous and not self.rebuild else self.added).append(stat.path)
-        self.warnings.extend(Skipped(stat.path, p.message, p.kind) for p in problems)
+        self.warnings.extend(Skipped(stat.path, p.message, p.kind) for p in got.problems)
 
     def forget(self, note_id: int) -> None:
         self.df_delta.subtract(distinct_terms(note_fts_fields(*self.store.note_fields(note_id))))
@@ -248,13 +284,20 @@ def sync(
     progress: Progress | None = None,
     gitignore: bool = True,
     views: DerivedViews | None = None,
+    jobs: int | None = None,
+    prepare: Callable[..., Prepared] = prepare_note,
 ) -> SyncReport:
     """Bring the index in line with the files; with `rebuild`, re-derive every note, and
     keep `views` (the memory tables) in step in the same transaction.
 
     An index derived by another version of lore's derivation (tokens, tags, dates) is
-    re-derived whole: an upgrade never leaves old and new rows side by side."""
+    re-derived whole: an upgrade never leaves old and new rows side by side.
+
+    `jobs`: worker processes that read and derive the notes (see lore.index.parallel;
+    None: LORE_INDEX_JOBS, else the idle cores when many notes changed). The index is the same
+    whatever the number. `prepare` is what a worker runs per note (a test swaps it)."""
     started = time.perf_counter()
+    asked_jobs = requested_jobs(jobs)  # a bad LORE_INDEX_JOBS is said even when no work
     if store.get_meta("tokenizer_version") != TOKENIZER_VERSION:
         rebuild = rebuild or store.has_notes()
     run = _Sync(store, root, rebuild, max_file_bytes)
@@ -291,10 +334,19 @@ def sync(
                 )
             elif stat.path in stored:
                 run.unchanged += 1
-        for done, stat in enumerate(candidates, 1):
-            if progress is not None:
-                progress(done, len(candidates), stat.path)
-            run.take(stat, stored.get(stat.path), bad.get(stat.path))
+        tasks = [(stat.path, run.known_hash(stored.get(stat.path))) for stat in candidates]
+        work = partial(prepare, root=root, max_file_bytes=max_file_bytes)
+        jobs_now = jobs_for(asked_jobs, len(tasks))
+        derived = ordered_map(work, tasks, jobs_now, name_of=itemgetter(0))
+        try:
+            for done, stat in enumerate(candidates, 1):
+                # Progress first: in one process a note is read only when its result is
+                # asked for, so a progress callback still sees each note before it is read.
+                if progress is not None:
+                    progress(done, len(candidates), stat.path)
+                run.take(stat, stored.get(stat.path), bad.get(stat.path), next(derived))
+        finally:
+            derived.close()  # the workers stop now, not when the generator is collected
         for path, previous in sorted(stored.items()):
             if path not in seen:
                 if not rebuild:

@@ -100,6 +100,16 @@ SEARCH_PARAMS = (
         default=False,
         aliases=("debug", "verbose", "with_explain"),
     ),
+    Param(
+        "budget_ms",
+        "integer",
+        "Answer within about this many milliseconds: when the whole search would take longer,"
+        " lore skips the LLM query plan, then the vector channels, then the polished snippets,"
+        " and lists what it skipped in `degraded`. Leave it out for the full search.",
+        aliases=("time_budget_ms", "timeout_ms", "deadline_ms"),
+        minimum=1,
+        maximum=600_000,
+    ),
 )
 
 
@@ -116,6 +126,7 @@ def run_search(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         explain=a["explain"],
         mode=a["mode"],
         principal=ctx.principal,
+        budget_ms=a["budget_ms"],
     )
     return {
         "query": result.query,
@@ -123,6 +134,7 @@ def run_search(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         "matched": result.matched,
         "reason": result.reason,
         "notices": result.notices,
+        "degraded": result.degraded,
         "hits": [hit_json(hit) for hit in result],
     }
 

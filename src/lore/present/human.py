@@ -76,10 +76,29 @@ def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) ->
     return "\n".join(lines)
 
 
+DEGRADED_PARTS = {
+    "llm_plan": "the LLM query plan",
+    "vec": "the vector channels",
+    "snippet": "the polished snippets",
+}
+
+
+def format_degraded(degraded: list[str]) -> str:
+    """The line saying what a query's time budget skipped (empty when nothing was)."""
+    if not degraded:
+        return ""
+    parts = ", ".join(DEGRADED_PARTS.get(p, p) for p in degraded)
+    return f"within the time budget, skipped: {parts} (degraded: {', '.join(degraded)})"
+
+
 def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]) -> str:
+    degraded = format_degraded(result.degraded)
     if not result:
-        return f"no results for {result.query!r}: {result.reason}"
+        none = f"no results for {result.query!r}: {result.reason}"
+        return f"{none}\n{degraded}" if degraded else none
     blocks = [format_hit(i, hit, color=color, markers=markers) for i, hit in enumerate(result, 1)]
+    if degraded:
+        blocks.append(_style(degraded, DIM, color))
     if result[0].explain is not None:
         explain = result[0].explain
         head = f"query terms: {', '.join(explain.query_terms)}\nfts: {explain.fts_query}"

@@ -21,6 +21,7 @@ from ..store.note_llm import Shown, fields_of
 from ..store.query import Filters
 from ..store.rows import HitRow
 from . import channels as ch
+from .budget import QueryBudget, QueryCosts
 from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
 from .names import name_candidates, name_scores
 from .plan import SearchPlan, heuristic_plan, llm_plan
@@ -37,7 +38,7 @@ from .search import (
     prune,
     ranked_candidates,
 )
-from .snippet import Evidence, build_evidence, matched_in
+from .snippet import Evidence, build_evidence, head_evidence, matched_in
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
@@ -94,7 +95,9 @@ def hybrid_search(
     *,
     mode: str | None = None,
     fusion: str | None = None,
+    budget: QueryBudget | None = None,
 ) -> SearchResult:
+    """`budget`: the query's time budget; the parts it drops are listed in its `degraded`."""
     if not isinstance(options.limit, int) or options.limit < 1:
         raise QueryError(f"--limit must be a positive number, not {options.limit!r}")
     if fusion is not None and fusion not in ("weighted", "rrf"):
@@ -105,22 +108,27 @@ def hybrid_search(
     use_emb, use_llm = mode_parts(target)
     notices: list[str] = []
     splan = heuristic_plan(text, caps.settings.query_tags)
+    budget = budget or QueryCosts().start(None)
     chat = caps.chat()
-    if use_llm and not isinstance(chat, Absent):
+    if use_llm and not isinstance(chat, Absent) and (use_llm := budget.allows("llm_plan")):
+        since = budget.now()
         try:
             splan = llm_plan(store, chat, text, caps.settings.query_tags)
         except LoreError as exc:
             use_llm = False
             _tell(notices, caps.fail("llm", exc))
+        budget.timed("llm_plan", since)
     vectors: Any = None
     provider = caps.embedder()
-    if use_emb and not isinstance(provider, Absent):
+    if use_emb and not isinstance(provider, Absent) and (use_emb := budget.allows("vec")):
+        since = budget.now()
         try:
             vectors = provider.embed([splan.refine, ", ".join(splan.tags) or splan.refine], "query")
             _check_dim(caps, provider.identity, vectors)
         except LoreError as exc:
             use_emb = False
             _tell(notices, caps.fail("embeddings", exc))
+        budget.timed("vec", since)
     actual = mode_for(use_emb, use_llm)
     text_plan = (
         plan(text)
@@ -194,6 +202,8 @@ def hybrid_search(
         if options.explain
         else None
     )
+    polish = budget.allows("snippet")
+    since = budget.now()
     hits = [
         make_hit(
             rows[f.note_id],
@@ -201,11 +211,15 @@ def hybrid_search(
             query_plan,
             options,
             explain,
-            evidence=_evidence(rows[f.note_id], query_plan, f, found, options),
+            evidence=_evidence(rows[f.note_id], query_plan, f, found, options)
+            if polish
+            else head_evidence(rows[f.note_id].body, rows[f.note_id].body_line),
             mode=actual,
         )
         for f in top
     ]
+    if polish:
+        budget.timed("snippet", since)
     # `matched`: the notes holding a term that brings candidates (the others only score);
     # at least the pool when other channels brought notes without any term.
     matched = max(matched, len(found.pool))

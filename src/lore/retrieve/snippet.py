@@ -165,12 +165,7 @@ def build_evidence(
     distinct = {id(m.term): m.term for m in matches}.values()  # hashed once each
     matched_terms = sorted(set(distinct), key=plan.terms.index)
     if not matches:
-        head = body.strip()
-        lead = body.find(head[:1]) if head else 0
-        snippet = _flat(_render(head, 0, min(width, len(head)), [], markers)).strip()
-        if len(head) > width:
-            snippet += "…"
-        return Evidence(snippet, None, body_line + body.count("\n", 0, max(lead, 0)), [])
+        return head_evidence(body, body_line, markers=markers, width=width)
 
     # A match in a first heading that repeats the title says nothing the title does not:
     # look for the evidence in the text below it when there is any.
@@ -201,6 +196,21 @@ def build_evidence(
     heading = (strip_markup(headings[at][1]) or headings[at][1]) if at >= 0 else None
     line = body_line + body.count("\n", 0, first)
     return Evidence(snippet, heading, line, matched_terms)
+
+
+def head_evidence(
+    body: str, body_line: int, *, markers: tuple[str, str] = ("«", "»"), width: int | None = None
+) -> Evidence:
+    """The head of the body, without looking for the query's words: the snippet of a note
+    with no match in its text, and of every hit of a query out of time (lore.retrieve.budget)."""
+    if width is None:
+        width = 90 if has_cjk(body[:2000]) else 200
+    head = body.strip()
+    lead = body.find(head[:1]) if head else 0
+    snippet = _flat(_render(head, 0, min(width, len(head)), [], markers)).strip()
+    if len(head) > width:
+        snippet += "…"
+    return Evidence(snippet, None, body_line + body.count("\n", 0, max(lead, 0)), [])
 
 
 def matched_in(text: str, plan: QueryPlan) -> set[QueryTerm]:

@@ -72,6 +72,7 @@ def _search(c: Call, a: dict[str, Any]) -> dict[str, Any]:
         mode=a["mode"],
         fusion=a["fusion"],
         principal=c.principal,
+        budget_ms=a["budget_ms"],
     ).to_dict()
 
 
@@ -221,6 +222,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             Arg("mode", choices=("mode1", "mode2", "mode3", "mode4")),
             Arg("fusion", choices=("weighted", "rrf")),
             Arg("explain", "bool", default=False, description="Add each channel's score."),
+            Arg(
+                "budget_ms",
+                "int",
+                low=1,
+                high=600_000,
+                description="Answer within about this many ms; `degraded` lists what was skipped.",
+            ),
         ),
     ),
     Endpoint("GET", "/notes/{path}", "One note (the shape of `lore show --json`)", _note),
