@@ -153,9 +153,7 @@ def test_the_index_reads_the_summary_then_the_claims(
         paris = vault.note("travel/paris.md")
         claims = [c["text"] for c in paris["claims"]]
         assert claims and paris["summary"] == llm_row(vault, "travel/paris.md")["summary"]
-        [(indexed,)] = vault.store.query(
-            "SELECT summary FROM notes WHERE path = 'travel/paris.md'"
-        )
+        [(indexed,)] = vault.store.query("SELECT summary FROM notes WHERE path = 'travel/paris.md'")
         assert indexed == "\n".join([paris["summary"], *claims])
         again = vault.sync()
         assert again.llm is not None and again.llm["restored"] == 0
