@@ -522,8 +522,11 @@ class Vault:
             summary_source = "frontmatter"
         else:
             summary_source = "head_tail"
+        shown_note = note_json(record)
+        if fields is not None and fields.llm_summary:  # the index's text adds the claims
+            shown_note["summary"] = fields.llm_summary
         return {
-            **note_json(record),
+            **shown_note,
             "summary_source": summary_source,  # frontmatter | llm | head_tail
             "claims": fields.claims if fields else [],  # [{text, evidence}], grounded
             "category": fields.category if fields else None,

@@ -140,6 +140,37 @@ def test_fields_are_made_once_and_rebuilt_from_the_cache(
     assert (vault_dir / "pets" / "cat.md").read_text(encoding="utf-8") == SHORT["pets/cat.md"]
 
 
+def test_the_index_reads_the_summary_then_the_claims(
+    vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 300-character summary alone covers less of a long note than head and tail do
+    # (bench.llm_summary): the index's summary text is the model's summary, then its
+    # claims, one a line; `lore show` shows the summary and the claims apart.
+    url, script = scripted
+    llm_env(monkeypatch, url)
+    with lore.open(vault_dir) as vault:
+        vault.sync()
+        paris = vault.note("travel/paris.md")
+        claims = [c["text"] for c in paris["claims"]]
+        assert claims and paris["summary"] == llm_row(vault, "travel/paris.md")["summary"]
+        [(indexed,)] = vault.store.query("SELECT summary FROM notes WHERE path = 'travel/paris.md'")
+        assert indexed == "\n".join([paris["summary"], *claims])
+        again = vault.sync()
+        assert again.llm is not None and again.llm["restored"] == 0
+        # An index that holds the summary alone (made before the claims joined) is
+        # brought up to date by the next sync, without asking the model.
+        with vault.store.transaction():
+            vault.store.db.execute(
+                "UPDATE notes SET summary = ? WHERE path = 'travel/paris.md'",
+                (paris["summary"],),
+            )
+        requests = len(script.requests)
+        fixed = vault.sync()
+        assert fixed.llm is not None and fixed.llm["restored"] == 1
+        assert len(script.requests) == requests
+        assert vault.note("travel/paris.md")["summary"] == paris["summary"]
+
+
 def test_editing_one_note_makes_exactly_its_calls(
     vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -235,7 +235,7 @@ def apply_summary(store: SqliteStore, note_id: int, delta: Counter[str]) -> bool
     if source is None:
         return False
     row = sql.current(store, [note_id]).get(note_id)
-    desired = row.summary if row is not None and row.summary else None
+    desired = sql.indexed_summary(row.summary, row.claims) if row and row.summary else None
     if desired is None:
         desired = base_summary(source.frontmatter, source.body, source.title)[0]
     if source.summary == desired:

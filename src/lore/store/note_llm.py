@@ -25,6 +25,14 @@ _AUTHOR_CATEGORY = (
     " THEN trim(json_extract(n.frontmatter, '$.category')) END"
 )
 _CURRENT = "l.note_id = n.id AND l.note_hash = n.hash"
+# The text the index reads as the summary of a note the model summarised: its summary, then
+# each key claim on a line of its own (indexed_summary below, in Python). A 300-character
+# summary alone covers less of a long note than head and tail (bench.llm_summary); the
+# claims are the model's reading of the rest, grounded in the note like the summary.
+_INDEXED = (
+    "l.summary || coalesce((SELECT group_concat(char(10) || json_extract(c.value, '$.text'),"
+    " '' ORDER BY c.key) FROM json_each(l.claims) c), '')"
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,11 @@ class LlmRow:
     category: str | None = None
     dropped: list[dict[str, str]] = field(default_factory=list)
     calls: int = 0
+
+
+def indexed_summary(summary: str, claims: Sequence[dict[str, str]]) -> str:
+    """What `_INDEXED` computes in SQL, for a row about to be written."""
+    return "".join([summary, *("\n" + claim["text"] for claim in claims)])
 
 
 @dataclass(frozen=True)
@@ -139,7 +152,7 @@ class Shown:
 
     claims: list[dict[str, str]]  # text, evidence
     category: str | None  # the author's, else the model's
-    llm_summary: bool  # the index holds the model's summary of it
+    llm_summary: str | None  # the model's summary of it, when the index holds it
     model: str | None
 
 
@@ -152,13 +165,14 @@ def fields_of(store: SqliteStore, ids: Sequence[int]) -> dict[int, Shown]:
         marks = ",".join("?" * len(chunk))
         for nid, claims, category, applied, model in store.query(
             f"SELECT n.id, l.claims, coalesce({_AUTHOR_CATEGORY}, l.category),"
-            " l.summary IS NOT NULL AND l.summary = n.summary, l.model"
+            f" CASE WHEN l.summary IS NOT NULL AND {_INDEXED} = n.summary THEN l.summary END,"
+            " l.model"
             f" FROM notes n LEFT JOIN note_llm l ON {_CURRENT} WHERE n.id IN ({marks})"
             f" AND (l.note_id IS NOT NULL OR {_AUTHOR_CATEGORY} IS NOT NULL)",
             chunk,
         ):
             out[int(nid)] = Shown(
-                json.loads(claims) if claims else [], category or None, bool(applied),
+                json.loads(claims) if claims else [], category or None, applied,
                 str(model) if model else None,
             )  # fmt: skip
     return out
@@ -171,7 +185,7 @@ def summaries_behind(store: SqliteStore) -> list[int]:
         int(nid)
         for (nid,) in store.query(
             f"SELECT n.id FROM notes n JOIN note_llm l ON {_CURRENT}"
-            " WHERE l.summary IS NOT NULL AND n.summary IS NOT l.summary ORDER BY n.id"
+            f" WHERE l.summary IS NOT NULL AND n.summary IS NOT {_INDEXED} ORDER BY n.id"
         )
     ]
 
