@@ -31,6 +31,7 @@ from ..model import Skipped, SyncReport
 from ..store.base import Store
 from ..store.rows import NoteRow, StoredStat, Unreadable
 from ..store.sqlite import TOKENIZER_VERSION
+from .pinyin import derive_pinyin
 
 Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -289,7 +290,11 @@ def sync(
                 store.clear_unreadable(path)
         if run.added or run.changed or run.deleted or rebuild or memory_stale(store):
             deleted_ids = [stored[path].id for path in run.deleted]
-            derive_memory(store, root, run.added + run.changed, deleted_ids, full=rebuild)
+            memory_full = derive_memory(
+                store, root, run.added + run.changed, deleted_ids, full=rebuild
+            )
+            # After memory: a note's entity names are pinyin names too.
+            derive_pinyin(store, run.added + run.changed, deleted_ids, full=memory_full)
         store.apply_df(run.df_delta)
         if run.added or run.changed or run.deleted or rebuild:
             store.set_meta("last_sync", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))

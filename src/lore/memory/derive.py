@@ -193,9 +193,10 @@ def derive_memory(
     deleted_ids: Sequence[int],
     *,
     full: bool = False,
-) -> None:
+) -> bool:
     """Bring the memory tables in line with the notes rows just written (call inside the
-    sync transaction; `changed` are the added and changed paths, `full` re-derives all)."""
+    sync transaction; `changed` are the added and changed paths, `full` re-derives all).
+    Returns whether every note's rows were derived (asked, or the layout changed)."""
     settings = load_memory_settings(root)
     # Only a non-default layout is recorded, so an index that never needed one holds no
     # bookkeeping a rebuild would not write.
@@ -237,3 +238,4 @@ def derive_memory(
         store.delete_meta(META_LAYOUT)
     else:
         store.set_meta(META_LAYOUT, settings.layout)
+    return full

@@ -181,3 +181,24 @@ class MemberRow:
     similarity: float
     x: float
     y: float
+
+
+@dataclass(frozen=True)
+class NameSource:
+    """What a note's pinyin rows are derived from (lore.index.pinyin), as stored."""
+
+    id: int
+    title: str
+    frontmatter: dict[str, Any]
+    path: str
+    tags: list[str]
+    entity_names: list[str]  # names and aliases of the entity cards the note defines
+
+
+@dataclass(frozen=True)
+class PinyinName:
+    """One name or tag of a note with its units (lore.derive.pinyin.encode_units)."""
+
+    kind: str  # name (title, alias, file name, entity) | tag
+    name: str  # as written
+    units: str
