@@ -11,7 +11,7 @@ MAX_READINGS. ü is written v (lv, nv) as pinyin keyboards do, and u as well.
 Candidate keys make a query word find the names it can spell (lore.retrieve.pinyin matches
 them exactly): for each run of Chinese characters, the pinyin of every suffix of the run
 joined up ("kehuquchongguize", "huquchongguize", ...) and its initials ("khqcgz", "hqcgz",
-...), in a few reading variants; a query word is looked up as a prefix of them, so
+...), in a few reading variants (every combination for a short name); a query word is looked up as a prefix of them, so
 "quchong" and "qc" both find 客户去重规则. pypinyin is imported only when a name with
 Chinese characters is derived (~1 s); a search never loads it.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import combinations, product
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -28,7 +29,7 @@ from .fold import fold_char
 from .tokenize import is_cjk_char, normalize_word
 
 MAX_READINGS = 2  # per character: pypinyin lists the common ones first
-MAX_VARIANTS = 4  # reading variants of a run's keys
+MAX_VARIANTS = 8  # reading variants of each suffix's keys
 MAX_KEY = 48  # characters of a key: longer query words than that are not pinyin
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134a]+")
 _RUN = re.compile(r"[^\W_]+")
@@ -121,16 +122,23 @@ def has_han(text: str) -> bool:
 
 
 def keys(units: list[Unit]) -> set[str]:
-    """The candidate keys of a name: per run of units with readings, the joined pinyin and
-    the initials of each suffix, in up to MAX_VARIANTS reading variants."""
+    """The candidate keys of a name: per run of units with readings, for each suffix of
+    the run, its joined pinyin and its initials (single letters, and zh / ch / sh as typed
+    by some), in up to MAX_VARIANTS reading variants of that suffix."""
     out: set[str] = set()
     for run in _reading_runs(units):
-        for variant in _variants(run):
-            for i in range(len(variant)):
-                out.add("".join(variant[i:])[:MAX_KEY])
-                if len(variant) - i > 1:
-                    out.add("".join(r[0] for r in variant[i:])[:MAX_KEY])
+        for i in range(len(run)):
+            suffix = run[i : i + MAX_KEY]  # a reading has a letter at least
+            for variant in _variants(suffix):
+                out.add("".join(variant)[:MAX_KEY])
+                if len(variant) > 1:
+                    out.add("".join(r[0] for r in variant)[:MAX_KEY])
+                    out.add("".join(_initial(r) for r in variant)[:MAX_KEY])
     return out
+
+
+def _initial(reading: str) -> str:
+    return reading[:2] if reading[:2] in ("zh", "ch", "sh") else reading[0]
 
 
 def _reading_runs(units: list[Unit]) -> Iterator[list[tuple[str, ...]]]:
@@ -145,14 +153,22 @@ def _reading_runs(units: list[Unit]) -> Iterator[list[tuple[str, ...]]]:
         yield run
 
 
-def _variants(run: list[tuple[str, ...]]) -> list[list[str]]:
-    """The first reading of every unit, then one unit at a time switched to another of its
-    readings, until MAX_VARIANTS (a name with several heteronyms does not multiply)."""
+def _variants(run: list[tuple[str, ...]]) -> Iterator[list[str]]:
+    """The first reading of every unit, then the others with one unit switched to another
+    of its readings, then two, and so on, up to MAX_VARIANTS in all: a short name gets
+    every combination (曾乐: zengle, cengle, zengyue, cengyue), a long title with many
+    heteronyms does not multiply."""
     first = [r[0] for r in run]
-    out = [first]
-    for i, readings in enumerate(run):
-        for other in readings[1:]:
-            if len(out) >= MAX_VARIANTS:
-                return out
-            out.append([*first[:i], other, *first[i + 1 :]])
-    return out
+    yield first
+    made = 1
+    mixed = [i for i, readings in enumerate(run) if len(readings) > 1]
+    for switched in range(1, len(mixed) + 1):
+        for where in combinations(mixed, switched):
+            for others in product(*(run[i][1:] for i in where)):
+                if made >= MAX_VARIANTS:
+                    return
+                variant = first.copy()
+                for i, reading in zip(where, others, strict=True):
+                    variant[i] = reading
+                yield variant
+                made += 1

@@ -120,11 +120,14 @@ def match(
     for word in words:
         if word in literal and any(u.literal == word for u in units):
             continue  # written as it is in the name: an exact match, not a spelling
-        best = (0, 0)
+        # The stretch that covers the most characters not yet covered, then the longest:
+        # a word typed twice ("bi ji ... bi ji" for 笔记…笔记) covers both places.
+        best, gain = (0, 0), (0, 0)
         for i in range(len(units)):
             end = max(_full(word, units, i), _initials(word, units, i))
-            if end - i > best[1] - best[0]:
-                best = (i, end)
+            new = (sum(1 for j in range(i, end) if j not in covered), end - i)
+            if new > gain:
+                best, gain = (i, end), new
         if best[1] > best[0]:
             covered.update(range(*best))
             spelled.append(word)
