@@ -9,16 +9,20 @@ joined up ("zhangsan"), as syllables with spaces ("zhang san"), and as initials 
 Latin words of the name kept as they are. The reading typed is pypinyin's reading in
 context (the one lore indexes first), so this measures the matching and ranking, not
 reading errors. A query counts as found when a note of that name is in the top 3 (R@3).
-Also the index size of the pinyin tables against the whole index. Default vault: the
-sample vault (examples/vault). Writes bench/results/pinyin.md and pinyin.json.
+Also the index size of the pinyin tables against the whole index, and the size and time of
+a full index with folding and pinyin on, with pinyin off, and with both off (--rounds
+runs of each, interleaved; medians). Default vault: the sample vault (examples/vault).
+Writes bench/results/pinyin.md and pinyin.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,6 +78,44 @@ def table_bytes(vault: Any) -> tuple[int, int]:
     return pinyin, sum(sizes.values())
 
 
+# (name, folding mode, pinyin derived)
+SETUPS = (
+    ("folding + pinyin", "words", True),
+    ("no pinyin", "words", False),
+    ("neither", "off", False),
+)
+
+
+def speed(lore: Any, root: Path, rounds: int) -> dict[str, dict[str, float]]:
+    """Median seconds and index bytes of a full index of `root` in each setup."""
+    import lore.index.sync as sync
+    from lore.derive import fold
+
+    derive = sync.derive_pinyin
+    seconds: dict[str, list[float]] = defaultdict(list)
+    size: dict[str, int] = {}
+    try:
+        for _round in range(rounds):
+            for name, mode, pinyin in SETUPS:
+                fold.use(mode)
+                sync.derive_pinyin = derive if pinyin else (lambda *_a, **_k: None)
+                with tempfile.TemporaryDirectory() as tmp:
+                    db = Path(tmp) / "i.sqlite"
+                    with lore.open(root, db=db) as v:
+                        start = time.perf_counter()
+                        v.sync()
+                        seconds[name].append(time.perf_counter() - start)
+                        v.store.query("PRAGMA wal_checkpoint(TRUNCATE)")
+                    size[name] = sum(p.stat().st_size for p in db.parent.glob("i.sqlite*"))
+    finally:
+        fold.use("words")
+        sync.derive_pinyin = derive
+    return {
+        name: {"median_s": statistics.median(seconds[name]), "bytes": size[name]}
+        for name, _m, _p in SETUPS
+    }
+
+
 def measure(lore: Any, root: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, lore.open(root, db=Path(tmp) / "i.sqlite") as v:
         v.sync()
@@ -127,6 +169,27 @@ def render(info: dict[str, Any], results: list[dict[str, Any]]) -> str:
     ]
     lines += ["## Index size of the pinyin tables", ""]
     lines += md_table(["vault", "pinyin MB", "index MB", "share"], size) + [""]
+    lines += ["## Full index with folding and pinyin on and off (medians)", ""]
+    base = SETUPS[-1][0]
+    table = [
+        [
+            r["vault"],
+            name,
+            fmt(t["median_s"], 2),
+            f"{t['median_s'] / r['speed'][base]['median_s']:.2f}x",
+            fmt(t["bytes"] / 1e6, 2),
+            f"{t['bytes'] / r['speed'][base]['bytes']:.2f}x",
+        ]
+        for r in results
+        for name, t in r["speed"].items()
+    ]
+    header = ["vault", "setup", "index s", f"vs {base}", "MB", f"vs {base}"]
+    lines += md_table(header, table) + [""]
+    lines += [
+        "Index s: open + full sync into a new index file, pypinyin already imported (a first"
+        " sync in a new process also pays its import, ~1 s). MB: the file after a checkpoint.",
+        "",
+    ]
     for r in results:
         if r["misses"]:
             lines += [f"Misses in {r['vault']} (first {len(r['misses'])}):", ""]
@@ -137,6 +200,7 @@ def render(info: dict[str, Any], results: list[dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.pinyin", description=__doc__)
     p.add_argument("vaults", nargs="*", type=Path, default=[SAMPLE])
+    p.add_argument("--rounds", type=int, default=3, help="full indexes per setup (default 3)")
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
     lore, note = import_lore()
@@ -146,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = []
     for root in args.vaults:
         print(f"== {root.name}", file=sys.stderr)
-        results.append(measure(lore, root))
+        results.append({**measure(lore, root), "speed": speed(lore, root, args.rounds)})
     markdown = render(info, results)
     print(markdown)
     if not args.no_write:

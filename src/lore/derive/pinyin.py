@@ -11,18 +11,19 @@ MAX_READINGS. ü is written v (lv, nv) as pinyin keyboards do, and u as well.
 Candidate keys make a query word find the names it can spell (lore.retrieve.pinyin matches
 them exactly): for each run of Chinese characters, the pinyin of every suffix of the run
 joined up ("kehuquchongguize", "huquchongguize", ...) and its initials ("khqcgz", "hqcgz",
-...), in a few reading variants (every combination for a short name); a query word is looked up as a prefix of them, so
-"quchong" and "qc" both find 客户去重规则. pypinyin is imported only when a name with
-Chinese characters is derived (~1 s); a search never loads it.
+...), in a few reading variants (every combination for a short name); a query word is
+looked up as a prefix of them, so "quchong" and "qc" both find 客户去重规则. pypinyin is
+imported only when a name with Chinese characters is derived (~1 s); a search never loads
+it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from itertools import combinations, product
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import combinations, product
 from typing import Any
 
 from .fold import fold_char
