@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import build_vault
@@ -144,3 +145,23 @@ def test_the_cli_shows_folding_and_pinyin(root: Path) -> None:
     assert "matched by pinyin: zhangsan → 张三" in explained.stdout
     explained = lore_cli(root, "search", "數據庫", "--explain")
     assert "folded (Traditional → Simplified): 數據庫 → 数据库" in explained.stdout
+
+
+def test_an_index_of_the_previous_derivation_gets_folding_and_pinyin_on_its_next_sync(
+    make_vault: Any,
+) -> None:
+    root = make_vault({"people/张三.md": "# 张三\n\n負責支付系統。\n"}, index=True)
+    with lore.open(root) as vault:
+        # As main's index arrives here: derived by version 5, the pinyin tables new and empty.
+        with vault.store.transaction():
+            vault.store.set_meta("tokenizer_version", "5")
+            vault.store.clear_pinyin(None)
+        status = vault.status().capabilities
+        assert "older lore" in status["folding"] and "older lore" in status["pinyin"]
+        assert top(vault, "zhangsan") == []
+        report = vault.sync()
+        assert report.added == ["people/张三.md"]  # every note derived again
+        # Its title and its file name are one name.
+        assert vault.status().capabilities["pinyin"].startswith("1 name or tag with")
+        assert top(vault, "zhangsan") == ["people/张三.md"]
+        assert top(vault, "负责支付", 1) == ["people/张三.md"]

@@ -59,8 +59,8 @@ def chinese_status(store: Store, allow: Sequence[str] | None) -> dict[str, str]:
         older = "none: the index was derived by an older lore; run `lore index`"
         return {"folding": older, "pinyin": older}
     names = store.pinyin_name_count(allow)
+    counted = "1 name or tag" if names == 1 else f"{names:,} names and tags"
     return {
         "folding": describe(),
-        "pinyin": f"{names:,} names and tags with Chinese characters, by full pinyin,"
-        " spaced or initials",
+        "pinyin": f"{counted} with Chinese characters, by full pinyin, spaced or initials",
     }
