@@ -87,10 +87,6 @@ def use(mode: str) -> None:
     fold_char.cache_clear()
 
 
-def mode() -> str:
-    return _mode
-
-
 @lru_cache(maxsize=100_000)
 def fold_char(char: str) -> str:
     """One CJK character as the index stores it: NFKC, then its Simplified form."""

@@ -71,7 +71,6 @@ _EN_STOP = frozenset(
 )
 _CJK_PIECE = re.compile(r"[^\W\d_a-zA-Z]+")
 _HIRAGANA = re.compile("[\u3041-\u3096\u309d-\u309f]+")
-_KANA_CHAR = re.compile("[\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff\uff66-\uff9f]")
 _KANA_WORD = re.compile("[\u3041-\u3096\u309d-\u309f]+|[\u30a1-\u30fa\u30fc-\u30ff\uff66-\uff9f]+")
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|「([^」]+)」')
 _JOINERS = re.compile(r"^[\w]+(?:[-./:_#+][\w]+)+$")
@@ -306,7 +305,7 @@ def _japanese_terms(run: str, surface: str) -> list[QueryTerm]:
         if not _HIRAGANA.fullmatch(run[i : i + 2]):
             add(i, i + 2, "cjk_word")
     for i, char in enumerate(run):
-        if not _KANA_CHAR.match(char):
+        if not is_japanese(char):  # a kanji
             add(i, i + 1, "cjk_char")
     return out
 

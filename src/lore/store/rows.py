@@ -184,13 +184,10 @@ class MemberRow:
 
 
 @dataclass(frozen=True)
-class NameSource:
-    """What a note's pinyin rows are derived from (lore.index.pinyin), as stored."""
+class NameSource(NameRow):
+    """What a note's pinyin rows are derived from (lore.index.pinyin), as stored: its
+    names, its tags and the entity cards it defines."""
 
-    id: int
-    title: str
-    frontmatter: dict[str, Any]
-    path: str
     tags: list[str]
     entity_names: list[str]  # names and aliases of the entity cards the note defines
 

@@ -22,20 +22,10 @@ class PinyinSql(SqliteBase):
         if ids is None:
             ids = [int(r[0]) for r in self.query("SELECT id FROM notes ORDER BY id")]
         for chunk in chunks([int(i) for i in ids]):
-            tags: dict[int, list[str]] = {}
-            for nid, tag in self.query(
-                f"SELECT note_id, tag FROM tags WHERE note_id IN ({marks(chunk)})"
-                " ORDER BY note_id, position",
-                chunk,
-            ):
-                tags.setdefault(int(nid), []).append(str(tag))
-            entities: dict[int, list[str]] = {}
-            for nid, alias in self.query(
-                f"SELECT note_id, alias FROM entity_aliases WHERE note_id IN ({marks(chunk)})"
-                " ORDER BY note_id, seq, position",
-                chunk,
-            ):
-                entities.setdefault(int(nid), []).append(str(alias))
+            tags = self._by_note("SELECT note_id, tag FROM tags", "position", chunk)
+            entities = self._by_note(
+                "SELECT note_id, alias FROM entity_aliases", "seq, position", chunk
+            )
             for nid, title, fm, path in self.query(
                 f"SELECT id, title, frontmatter, path FROM notes WHERE id IN ({marks(chunk)})"
                 " ORDER BY id",
@@ -45,6 +35,15 @@ class PinyinSql(SqliteBase):
                 yield NameSource(
                     n, str(title), json.loads(fm), str(path), tags.get(n, []), entities.get(n, [])
                 )
+
+    def _by_note(self, select: str, order: str, ids: Sequence[int]) -> dict[int, list[str]]:
+        """note id → the values of `select` (note_id, value) for these notes, in order."""
+        out: dict[int, list[str]] = {}
+        for nid, value in self.query(
+            f"{select} WHERE note_id IN ({marks(ids)}) ORDER BY note_id, {order}", ids
+        ):
+            out.setdefault(int(nid), []).append(str(value))
+        return out
 
     def clear_pinyin(self, note_ids: Iterable[int] | None) -> None:
         """Drop the pinyin rows of these notes (of every note when None)."""
