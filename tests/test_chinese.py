@@ -30,6 +30,8 @@ NOTES = {
     "ja/東京.md": "# 東京の大学\n\n東京大学の研究室を訪問しました。ソフトウェアの話をしました。\n",
     "people/曾乐.md": "# 曾乐\n\n新来的同事。\n",
     "cn/银行.md": "---\ntags: [银行]\n---\n# 对账\n\n每天和银行对账一次。\n",
+    "ja/図書館.md": "# 図書館\n\n市立図書館の開館時間は午前九時からです。\n",
+    "zh/图书馆.md": "# 图书馆\n\n市图书馆开放时间是早上八点。\n",
     ".lore/config.toml": '[access]\nguest = ["cn/"]\n',
 }
 
@@ -99,6 +101,12 @@ def test_a_tag_is_found_by_its_pinyin(vault: lore.Vault) -> None:
 def test_a_japanese_query_finds_its_note(vault: lore.Vault) -> None:
     assert top(vault, "東京の大学", 1) == ["ja/東京.md"]
     assert top(vault, "研究室を訪問", 1) == ["ja/東京.md"]
+
+
+def test_japanese_kanji_and_chinese_characters_keep_their_own_notes(vault: lore.Vault) -> None:
+    # 図 is Japanese only (Chinese writes 图): folding leaves it, each query finds its note.
+    assert top(vault, "図書館の開館時間", 1) == ["ja/図書館.md"]
+    assert top(vault, "图书馆开放时间", 1) == ["zh/图书馆.md"]
 
 
 def test_explain_says_when_a_hit_matched_through_folding(vault: lore.Vault) -> None:
