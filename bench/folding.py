@@ -2,6 +2,7 @@
 scripts (issue 17), with each step of lore.derive.fold on and off.
 
     .venv/bin/python -m bench.folding [--modes words,chars,off] [--limit-queries N]
+                                      [--variants "same script,queries s2twp"]
 
 On cmrc2018_trial (Simplified questions, Simplified passages, 2,000 DRCD distractors that
 were Traditional and were converted to Simplified for the set):
@@ -79,7 +80,9 @@ def index_size(system: LoreSystem) -> int:
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
 
 
-def run(mode: str, lore: Any, ds: datasets.DataSet, limit: int | None) -> list[dict[str, Any]]:
+def run(
+    mode: str, lore: Any, ds: datasets.DataSet, limit: int | None, variants: set[str]
+) -> list[dict[str, Any]]:
     from lore.derive import fold
 
     fold.use(mode)
@@ -89,7 +92,10 @@ def run(mode: str, lore: Any, ds: datasets.DataSet, limit: int | None) -> list[d
         convert = converter(how)
         texts[how] = [convert(q.text) for q in queries]
     out: list[dict[str, Any]] = []
+    wanted = {corpus for variant, corpus, _how in VARIANTS if variant in variants}
     for corpus_name, docs in corpora(ds).items():
+        if corpus_name not in wanted:
+            continue
         system = LoreSystem(lore)
         try:
             system.prepare(docs)
@@ -98,7 +104,7 @@ def run(mode: str, lore: Any, ds: datasets.DataSet, limit: int | None) -> list[d
             index_s = time.perf_counter() - start
             size = index_size(system)
             for variant, corpus, how in VARIANTS:
-                if corpus != corpus_name:
+                if corpus != corpus_name or variant not in variants:
                     continue
                 latencies: list[float] = []
                 ranked: dict[str, list[str]] = {}
@@ -143,6 +149,8 @@ def render(info: dict[str, Any], rows: list[dict[str, Any]], n_queries: int) -> 
     table = []
     for variant, corpus, how in VARIANTS:
         by_mode = {r["mode"]: r for r in rows if r["variant"] == variant}
+        if not by_mode:
+            continue
         cells = [fmt(by_mode[m]["metrics"]["MRR@10"]) if m in by_mode else "—" for m in base]
         delta = "—"
         if "words" in by_mode and "words" in base:
@@ -161,6 +169,8 @@ def render(info: dict[str, Any], rows: list[dict[str, Any]], n_queries: int) -> 
     table = []
     for corpus in dict.fromkeys(c for _v, c, _h in VARIANTS):
         by_mode = {r["mode"]: r for r in rows if r["corpus"] == corpus}
+        if not by_mode:
+            continue
         table.append(
             [
                 corpus,
@@ -181,6 +191,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.folding", description=__doc__)
     p.add_argument("--modes", default=",".join(MODES), help="comma-separated, from words,chars,off")
     p.add_argument("--limit-queries", type=int, metavar="N")
+    p.add_argument(
+        "--variants",
+        default=",".join(v for v, _c, _h in VARIANTS),
+        help="comma-separated variant names (default: all)",
+    )
     p.add_argument("--no-write", action="store_true")
     p.add_argument("--out", default="folding", help="results file stem under bench/results/")
     args = p.parse_args(argv)
@@ -194,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for mode in modes:
         print(f"== folding {mode}", file=sys.stderr)
-        rows += run(mode, lore, ds, args.limit_queries)
+        rows += run(mode, lore, ds, args.limit_queries, set(args.variants.split(",")))
     markdown = render(info, rows, n)
     print(markdown)
     if not args.no_write:

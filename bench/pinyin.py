@@ -11,8 +11,9 @@ context (the one lore indexes first), so this measures the matching and ranking,
 reading errors. A query counts as found when a note of that name is in the top 3 (R@3).
 Also the index size of the pinyin tables against the whole index, and the size and time of
 a full index with folding and pinyin on, with pinyin off, and with both off (--rounds
-runs of each, interleaved; medians). Default vault: the sample vault (examples/vault).
-Writes bench/results/pinyin.md and pinyin.json.
+runs of each, interleaved; medians of wall and CPU time; --speed-only: that alone).
+Default vault: the sample vault (examples/vault). Writes bench/results/pinyin.md and
+pinyin.json (--out names others).
 """
 
 from __future__ import annotations
@@ -87,31 +88,39 @@ SETUPS = (
 
 
 def speed(lore: Any, root: Path, rounds: int) -> dict[str, dict[str, float]]:
-    """Median seconds and index bytes of a full index of `root` in each setup."""
+    """Median seconds (wall and CPU of this process) and index bytes of a full index of
+    `root` in each setup; the setups run forward in one round and backward in the next,
+    so a load that changes during the run weighs on each alike."""
     import lore.index.sync as sync
     from lore.derive import fold
 
     derive = sync.derive_pinyin
-    seconds: dict[str, list[float]] = defaultdict(list)
+    wall: dict[str, list[float]] = defaultdict(list)
+    cpu: dict[str, list[float]] = defaultdict(list)
     size: dict[str, int] = {}
     try:
-        for _round in range(rounds):
-            for name, mode, pinyin in SETUPS:
+        for round_ in range(rounds):
+            for name, mode, pinyin in SETUPS if round_ % 2 == 0 else SETUPS[::-1]:
                 fold.use(mode)
                 sync.derive_pinyin = derive if pinyin else (lambda *_a, **_k: None)
                 with tempfile.TemporaryDirectory() as tmp:
                     db = Path(tmp) / "i.sqlite"
                     with lore.open(root, db=db) as v:
-                        start = time.perf_counter()
+                        start, start_cpu = time.perf_counter(), time.process_time()
                         v.sync()
-                        seconds[name].append(time.perf_counter() - start)
+                        cpu[name].append(time.process_time() - start_cpu)
+                        wall[name].append(time.perf_counter() - start)
                         v.store.query("PRAGMA wal_checkpoint(TRUNCATE)")
                     size[name] = sum(p.stat().st_size for p in db.parent.glob("i.sqlite*"))
     finally:
         fold.use("words")
         sync.derive_pinyin = derive
     return {
-        name: {"median_s": statistics.median(seconds[name]), "bytes": size[name]}
+        name: {
+            "median_s": statistics.median(wall[name]),
+            "median_cpu_s": statistics.median(cpu[name]),
+            "bytes": size[name],
+        }
         for name, _m, _p in SETUPS
     }
 
@@ -143,6 +152,42 @@ def measure(lore: Any, root: Path) -> dict[str, Any]:
 
 def render(info: dict[str, Any], results: list[dict[str, Any]]) -> str:
     lines = ["# Pinyin of titles and entity cards (issue 17)", "", *info_lines(info), ""]
+    if all("names" in r for r in results):
+        lines += _render_recall(results)
+    lines += ["## Full index with folding and pinyin on and off (medians)", ""]
+    base = SETUPS[-1][0]
+    table = []
+    for r in results:
+        ref = r["speed"][base]
+        for name, t in r["speed"].items():
+            table.append(
+                [
+                    r["vault"],
+                    name,
+                    fmt(t["median_cpu_s"], 2),
+                    f"{t['median_cpu_s'] / ref['median_cpu_s']:.2f}x",
+                    fmt(t["median_s"], 2),
+                    f"{t['median_s'] / ref['median_s']:.2f}x",
+                    fmt(t["bytes"] / 1e6, 2),
+                    f"{t['bytes'] / ref['bytes']:.2f}x",
+                ]
+            )
+    header = ["vault", "setup", "CPU s", f"vs {base}", "wall s", f"vs {base}", "MB", f"vs {base}"]
+    lines += md_table(header, table) + [""]
+    lines += [
+        "CPU s / wall s: open + full sync into a new index file (CPU: this process's own, the"
+        " steadier figure on a shared machine), pypinyin already imported (a first sync in a"
+        " new process also pays its import, ~1 s). MB: the file after a checkpoint.",
+        "",
+    ]
+    for r in results:
+        if r.get("misses"):
+            lines += [f"Misses in {r['vault']} (first {len(r['misses'])}):", ""]
+            lines += [f"- {m}" for m in r["misses"]] + [""]
+    return "\n".join(lines)
+
+
+def _render_recall(results: list[dict[str, Any]]) -> list[str]:
     header = [
         "vault",
         "names",
@@ -157,7 +202,6 @@ def render(info: dict[str, Any], results: list[dict[str, Any]]) -> str:
             for form in FORMS
         ]
         rows.append([r["vault"], counts, *cells])
-    lines += md_table(header, rows) + [""]
     size = [
         [
             r["vault"],
@@ -167,40 +211,18 @@ def render(info: dict[str, Any], results: list[dict[str, Any]]) -> str:
         ]
         for r in results
     ]
+    lines = md_table(header, rows) + [""]
     lines += ["## Index size of the pinyin tables", ""]
     lines += md_table(["vault", "pinyin MB", "index MB", "share"], size) + [""]
-    lines += ["## Full index with folding and pinyin on and off (medians)", ""]
-    base = SETUPS[-1][0]
-    table = [
-        [
-            r["vault"],
-            name,
-            fmt(t["median_s"], 2),
-            f"{t['median_s'] / r['speed'][base]['median_s']:.2f}x",
-            fmt(t["bytes"] / 1e6, 2),
-            f"{t['bytes'] / r['speed'][base]['bytes']:.2f}x",
-        ]
-        for r in results
-        for name, t in r["speed"].items()
-    ]
-    header = ["vault", "setup", "index s", f"vs {base}", "MB", f"vs {base}"]
-    lines += md_table(header, table) + [""]
-    lines += [
-        "Index s: open + full sync into a new index file, pypinyin already imported (a first"
-        " sync in a new process also pays its import, ~1 s). MB: the file after a checkpoint.",
-        "",
-    ]
-    for r in results:
-        if r["misses"]:
-            lines += [f"Misses in {r['vault']} (first {len(r['misses'])}):", ""]
-            lines += [f"- {m}" for m in r["misses"]] + [""]
-    return "\n".join(lines)
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.pinyin", description=__doc__)
     p.add_argument("vaults", nargs="*", type=Path, default=[SAMPLE])
     p.add_argument("--rounds", type=int, default=3, help="full indexes per setup (default 3)")
+    p.add_argument("--speed-only", action="store_true", help="only the full-index table")
+    p.add_argument("--out", default="pinyin", help="results file stem under bench/results/")
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
     lore, note = import_lore()
@@ -210,11 +232,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = []
     for root in args.vaults:
         print(f"== {root.name}", file=sys.stderr)
-        results.append({**measure(lore, root), "speed": speed(lore, root, args.rounds)})
+        recall = {"vault": root.name} if args.speed_only else measure(lore, root)
+        results.append({**recall, "speed": speed(lore, root, args.rounds)})
     markdown = render(info, results)
     print(markdown)
     if not args.no_write:
-        md, js = write_outputs("pinyin", markdown, {**info, "k": K, "results": results})
+        md, js = write_outputs(args.out, markdown, {**info, "k": K, "results": results})
         print(f"wrote {md} and {js}", file=sys.stderr)
     return 0
 
