@@ -76,8 +76,9 @@ def _tables() -> _Tables:
 
 
 def use(mode: str) -> None:
-    """Fold as `mode` from now on, in this process (for measurements: an index records
-    the folding it was derived with, and lore itself always folds "words")."""
+    """Fold as `mode` from now on, in this process: for measurements only (bench.folding,
+    bench.pinyin). lore itself always folds "words"; an index's derivation version
+    (TOKENIZER_VERSION) stands for that folding, so an index made otherwise is a scratch one."""
     global _mode
     if mode not in MODES:
         raise ValueError(f"folding mode {mode!r} is not one of {', '.join(MODES)}")
