@@ -90,6 +90,12 @@ class Explain:
     # Too common to bring candidates: they scored the candidates the rarer terms brought.
     score_only_terms: list[str] = field(default_factory=list)
     excluded_terms: list[str] = field(default_factory=list)  # -word: no hit holds them
+    # Script folding and pinyin (issue 17): how folding changed the query's words ("軟體 →
+    # 软件"), this hit's matches the note writes in another script or word ("数据库 ≈
+    # 數據庫"), and the name or tag the query spelled in pinyin ("zhangsan → 张三").
+    folded_terms: list[str] = field(default_factory=list)
+    matched_folded: list[str] = field(default_factory=list)
+    pinyin: str | None = None
     # Which text the best vector was made from (issue 19): a passage, the whole note, or
     # the summary (the LLM's, the author's, or the head and tail of the text).
     vector_text: str | None = None

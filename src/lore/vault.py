@@ -605,6 +605,7 @@ class Vault:
     def status(self, *, principal: str | None = None) -> Status:
         """Facts about the index; with `principal`, counts of what it may see only, and
         the vault by name (not where it is on this machine)."""
+        from .index.pinyin import chinese_status
         from .store import note_llm
 
         mode, why = self.capabilities.mode(detail=True)
@@ -621,7 +622,11 @@ class Vault:
             last_sync=meta.get("last_sync"),
             schema_version=int(meta.get("schema_version", "0")),
             mode=mode,
-            capabilities={"full_text": "yes (BM25, CJK-aware)", **why},
+            capabilities={
+                "full_text": "yes (BM25, CJK-aware)",
+                **chinese_status(self.store, access.globs),
+                **why,
+            },
             categories=dict(note_llm.category_counts(self.store, access.globs)),
             llm_fields={k: fields[k] for k in ("notes", "failed", "outdated", "claims")},
         )

@@ -12,6 +12,10 @@ Design, in short:
 - Names written with symbols are tokens of their own: "C++" → cpp, "C#" → csharp (a word
   followed by `++` or `#`), ".NET" → dotnet and net (a word after a leading dot), so they
   never match every note that says "C" or "net".
+- Chinese is folded to one script (lore.derive.fold): every CJK character token is its
+  Simplified form (數據庫 → 数 据 库), and a run of Traditional text also yields the mainland
+  spelling of its Taiwan / Hong Kong words (軟體 → 软件) as alternatives, after the text,
+  each behind an ALT_SEPARATOR token.
 
 Offsets always point into the original text, so snippets are cut from what the user wrote.
 """
@@ -23,6 +27,8 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+
+from .fold import ALT_SEPARATOR, alternatives, fold_char
 
 # Re-exported: the query side segments Chinese through this module.
 from .segment import segmenter as segmenter
@@ -40,6 +46,7 @@ _CJK_CLASS = (
 )
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 _RUN = re.compile(r"[^\W_]+")
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _WORD = f"[^\\W_{_CJK_CLASS}]"  # a word character that is not CJK
 # A run of CJK characters, a word with a symbol that is part of its name (".NET" after no
 # word character or dot; "C++", "C#" before none), or a run of other word characters.
@@ -110,56 +117,70 @@ def normalize_word(raw: str) -> tuple[str, ...]:
 
 
 def iter_tokens(text: str) -> Iterator[Token]:
-    """Yield the tokens of `text` in order, with offsets into `text`."""
+    """Yield the tokens of `text` in order, with offsets into `text` (no alternatives)."""
     for term, start, end in token_spans(text):
         yield Token(term, start, end)
 
 
-def token_spans(text: str) -> list[tuple[str, int, int]]:
+def token_spans(text: str, *, with_alternatives: bool = False) -> list[tuple[str, int, int]]:
     """(term, start, end) for every token: `iter_tokens` as plain tuples, for hot paths
-    (snippets scan every hit's text)."""
+    (snippets scan every hit's text). `with_alternatives`: as the index holds them, after
+    the text, each behind an ALT_SEPARATOR token, their spans those of the words they
+    stand for (so a snippet highlights 軟體 for the query 软件)."""
     out: list[tuple[str, int, int]] = []
     append = out.append
+    runs: list[tuple[int, str]] = []
     for match in _RUN_OR_WORD.finditer(text):
         piece = match.group()
         start = match.start()
         if _CJK_CHAR.match(piece):
             for i, char in enumerate(piece):
-                append((_cjk_term(char), start + i, start + i + 1))
+                append((fold_char(char), start + i, start + i + 1))
+            runs.append((start, piece))
         else:
             end = match.end()
             for term in normalize_word(piece):
                 append((term, start, end))
+    for alt in alternatives(text, runs) if with_alternatives else ():
+        append((ALT_SEPARATOR, alt.start, alt.start))
+        out.extend((c, a, b) for c, (a, b) in zip(alt.text, alt.spans, strict=True))
     return out
+
+
+def cjk_runs(text: str) -> list[tuple[int, str]]:
+    """The runs of CJK characters of `text`, as (offset, run)."""
+    return [(m.start(), m.group()) for m in _CJK_RUN.finditer(text)]
 
 
 def tokenize(text: str) -> list[Token]:
     return list(iter_tokens(text))
 
 
-@lru_cache(maxsize=100_000)
-def _cjk_term(char: str) -> str:
-    return unicodedata.normalize("NFKC", char)
+def terms(text: str, *, with_alternatives: bool = False) -> list[str]:
+    """The normalised terms of `text`, in order; `with_alternatives`: what the full-text
+    index stores (see token_spans).
 
-
-def terms(text: str) -> list[str]:
-    """The normalised terms of `text`, in order (what the full-text index stores).
-
-    Same result as `[t.term for t in iter_tokens(text)]`, without building Token objects
-    or visiting CJK characters one by one in Python: this is the indexing hot path.
+    Same result as `[t for t, _s, _e in token_spans(text)]`, without building spans or
+    visiting CJK characters one by one in Python: this is the indexing hot path.
     """
     out: list[str] = []
     extend = out.extend
-    for piece in _RUN_OR_WORD.findall(text):
+    runs: list[tuple[int, str]] = []
+    for match in _RUN_OR_WORD.finditer(text):
+        piece = match.group()
         if _CJK_CHAR.match(piece):
-            extend(map(_cjk_term, piece))
+            extend(map(fold_char, piece))
+            runs.append((match.start(), piece))
         else:
             extend(normalize_word(piece))
+    for alt in alternatives(text, runs) if with_alternatives else ():
+        out.append(ALT_SEPARATOR)
+        extend(alt.text)
     return out
 
 
 def index_text(text: str) -> str:
     """The token stream as one space-separated string: the form handed to FTS5 ('ascii'
     tokenizer, which splits on ASCII spaces and punctuation only; our terms contain
-    neither) and, later, to any other backend."""
-    return " ".join(terms(text))
+    neither) and, later, to any other backend. Alternatives included."""
+    return " ".join(terms(text, with_alternatives=True))

@@ -34,6 +34,7 @@ from ..store.base import Store
 from ..store.rows import NoteRow, StoredStat, Unreadable
 from ..store.sqlite import TOKENIZER_VERSION
 from .parallel import jobs_for, ordered_map, requested_jobs
+from .pinyin import derive_pinyin
 
 Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -50,8 +51,9 @@ class DerivedViews(Protocol):
 
     def derive(
         self, store: Store, changed: Sequence[str], deleted_ids: Sequence[int], *, full: bool
-    ) -> None:
-        """Bring them in line with the notes rows just written."""
+    ) -> bool:
+        """Bring them in line with the notes rows just written; True when every note's
+        rows were derived (asked, or their settings changed)."""
         ...
 
 
@@ -357,9 +359,12 @@ def sync(
             if path not in seen:
                 store.clear_unreadable(path)
         changed = bool(run.added or run.changed or run.deleted or rebuild)
+        deleted_ids = [stored[path].id for path in run.deleted]
+        full = rebuild
         if views is not None and (changed or views.stale(store)):
-            deleted_ids = [stored[path].id for path in run.deleted]
-            views.derive(store, run.added + run.changed, deleted_ids, full=rebuild)
+            full = views.derive(store, run.added + run.changed, deleted_ids, full=rebuild)
+        if changed or full:  # after memory: a note's entity names are pinyin names too
+            derive_pinyin(store, run.added + run.changed, deleted_ids, full=full)
         store.apply_df(run.df_delta)
         if changed:
             store.set_meta("last_sync", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))

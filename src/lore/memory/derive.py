@@ -197,8 +197,8 @@ class MemoryViews:
 
     def derive(
         self, store: Store, changed: Sequence[str], deleted_ids: Sequence[int], *, full: bool
-    ) -> None:
-        derive_memory(store, self._settings(), changed, deleted_ids, full=full)
+    ) -> bool:
+        return derive_memory(store, self._settings(), changed, deleted_ids, full=full)
 
 
 def derive_memory(
@@ -208,9 +208,10 @@ def derive_memory(
     deleted_ids: Sequence[int],
     *,
     full: bool = False,
-) -> None:
+) -> bool:
     """Bring the memory tables in line with the notes rows just written (call inside the
-    sync transaction; `changed` are the added and changed paths, `full` re-derives all)."""
+    sync transaction; `changed` are the added and changed paths, `full` re-derives all).
+    Returns whether every note's rows were derived (asked, or the layout changed)."""
     # Only a non-default layout is recorded, so an index that never needed one holds no
     # bookkeeping a rebuild would not write.
     if (store.get_meta(META_LAYOUT) or DEFAULT_LAYOUT) != settings.layout or memory_stale(store):
@@ -251,3 +252,4 @@ def derive_memory(
         store.delete_meta(META_LAYOUT)
     else:
         store.set_meta(META_LAYOUT, settings.layout)
+    return full

@@ -69,6 +69,12 @@ def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) ->
             lines.append("   " + _style(f"channels (raw→weighted): {scores}", DIM, color))
         if hit.explain.passage:
             lines.append("   " + _style(f"best passage: {clean(hit.explain.passage)}", DIM, color))
+        if hit.explain.matched_folded:
+            folded = ", ".join(hit.explain.matched_folded)
+            lines.append("   " + _style(f"matched through folding: {clean(folded)}", DIM, color))
+        if hit.explain.pinyin:
+            spelled = clean(hit.explain.pinyin)
+            lines.append("   " + _style(f"matched by pinyin: {spelled}", DIM, color))
         if hit.explain.vector_text:
             lines.append(
                 "   " + _style(f"vector from: {clean(hit.explain.vector_text)}", DIM, color)
@@ -106,6 +112,7 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
             ("only scored (too common to bring candidates)", explain.score_only_terms),
             ("left out (absent, or held by most notes: no weight)", explain.dropped_terms),
             ("excluded", explain.excluded_terms),
+            ("folded (Traditional → Simplified)", explain.folded_terms),
         ):
             if terms:
                 head += f"\n{label}: {', '.join(terms)}"

@@ -9,7 +9,7 @@ finishes in the next lower mode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..capabilities import MODES, mode_for, mode_parts
@@ -24,6 +24,7 @@ from . import channels as ch
 from .budget import QueryBudget, QueryCosts
 from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
 from .names import name_candidates, name_scores
+from .pinyin import PinyinMatch
 from .plan import SearchPlan, heuristic_plan, llm_plan
 from .query import QueryPlan, plan, shown_query
 from .search import (
@@ -38,7 +39,7 @@ from .search import (
     prune,
     ranked_candidates,
 )
-from .snippet import Evidence, build_evidence, head_evidence, matched_in
+from .snippet import Evidence, build_evidence, folded_matches, head_evidence, matched_in
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
@@ -59,6 +60,7 @@ class Channels:
     sources: dict[str, list[int]]  # channel -> the candidates it brought
     plan: QueryPlan  # the full-text plan as run (widened when the rare terms found few)
     fts_found: int  # notes the full-text ranking returned (all that match, when short)
+    pinyin: dict[int, PinyinMatch] = field(default_factory=dict)  # names the query spelled
 
 
 def resolve_mode(active: str, requested: str | None) -> str:
@@ -308,15 +310,16 @@ def gather(
             raw["tag_vec"].update({n: s for n, (s, _p) in extra.items()})
     if "tag_lex" in raw:
         raw["tag_lex"] = ch.tag_lex_scores(store, splan.tags, Filters(), 0, ids)
+    spelled: dict[int, PinyinMatch] = {}
     if "name" in sources:
-        raw["name"] = name_scores(store, named or query_plan, ids)
+        raw["name"] = name_scores(store, named or query_plan, ids, spelled)
     if query_plan.excluded:  # other channels' candidates hold no excluded term either
         ids = ch.without_excluded(store, query_plan, ids)
     if weights.get("priority", 0) > 0 or weights.get("recency", 0) > 0:
         raw["priority"], raw["recency"] = ch.nudges(store, ids)
     paths = store.paths_of(ids)
     ids = [n for n in ids if n in paths]
-    return Channels(ids, raw, passages, paths, sources, query_plan, len(ranked))
+    return Channels(ids, raw, passages, paths, sources, query_plan, len(ranked), spelled)
 
 
 def _evidence(
@@ -354,9 +357,9 @@ def _explainer(
 ) -> Any:
     def explain(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         f = fused[nid]
-        hit_terms = set(evidence.matched) | matched_in(
-            f"{row.title}\n{' '.join(row.tags)}\n{row.body}", query_plan
-        )
+        text = f"{row.title}\n{' '.join(row.tags)}\n{row.body}"
+        hit_terms = set(evidence.matched) | matched_in(text, query_plan)
+        spelled = found.pinyin.get(nid)
         match = found.passages.get(nid)
         passage = None
         if match is not None and match.kind == "passage":
@@ -377,6 +380,9 @@ def _explainer(
                 for name in sorted(set(f.raw) | set(f.weighted))
             },
             passage=passage,
+            folded_terms=full_plan.folded,
+            matched_folded=folded_matches(text, query_plan),
+            pinyin=f"{' '.join(spelled.words)} → {spelled.name}" if spelled else None,
             vector_text=vector_text(match, row, llm_fields.get(nid)),
         )
 

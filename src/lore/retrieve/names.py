@@ -9,20 +9,25 @@ first unless another matches far better.
           are the index's tokens, so "State machines" names "state machine"); 1.0 too
           when the query is the note's folder and name ("Minimal theme": Themes/Minimal)
 
+    or, when the query spells a name in pinyin ("zhangsan", "zs": lore.retrieve.pinyin),
+    0.9 × the same shares (0.5 × for a tag), so a name written out always wins
+
 Candidates: the notes whose names hold the query's candidate-bringing terms (FTS5 on the
-title column, which holds every name).
+title column, which holds every name), and those with a pinyin key the query's Latin
+words begin.
 """
 
 from __future__ import annotations
 
 from ..derive.fields import note_names
-from ..derive.tokenize import terms
+from ..derive.tokenize import is_cjk_char, terms
 from ..store.base import Store
 from ..store.query import Filters, TextQuery
+from .pinyin import PinyinMatch, best_match, lookup_words, pinyin_words
 from .query import _EN_STOP, _ZH_STOP_CHARS, QueryPlan
 
 # Words a name holds that say nothing about it ("The", "的"): they count on neither side.
-_FILLER = _EN_STOP | _ZH_STOP_CHARS
+_FILLER = frozenset(_EN_STOP | _ZH_STOP_CHARS)
 
 
 def _words(text: str) -> set[str]:
@@ -53,17 +58,32 @@ def query_words(plan: QueryPlan) -> set[str]:
     return {tok for term in plan.terms for tok in term.tokens} - _FILLER
 
 
+def _spelled(plan: QueryPlan) -> list[str]:
+    """The query's Latin words as pinyin, English function words left out."""
+    return [w for w in pinyin_words(plan.text) if w not in _EN_STOP]
+
+
 def name_candidates(store: Store, plan: QueryPlan, filters: Filters, pool: int) -> list[int]:
-    """The best `pool` notes by BM25 of the candidate-bringing terms in their names."""
-    generating = plan.generating
-    if not generating:
-        return []
-    query = TextQuery(tuple(t.tokens for t in generating), fields=("title",))
-    return store.name_candidates(query, filters, pool)
+    """The best `pool` notes by BM25 of the candidate-bringing terms in their names, then
+    those whose pinyin keys the query's Latin words begin (scored by name_scores)."""
+    ids: list[int] = []
+    if plan.generating:
+        query = TextQuery(tuple(t.tokens for t in plan.generating), fields=("title",))
+        ids = store.name_candidates(query, filters, pool)
+    spelled = lookup_words(_spelled(plan))
+    if spelled:
+        ids += store.pinyin_candidates(spelled, filters, pool)
+    return list(dict.fromkeys(ids))
 
 
-def name_scores(store: Store, plan: QueryPlan, ids: list[int]) -> dict[int, float]:
-    """The name channel's score of each of these notes (those above 0)."""
+def name_scores(
+    store: Store,
+    plan: QueryPlan,
+    ids: list[int],
+    pinyin: dict[int, PinyinMatch] | None = None,
+) -> dict[int, float]:
+    """The name channel's score of each of these notes (those above 0). `pinyin` receives
+    the notes whose score came from a pinyin spelling of one of their names or tags."""
     wanted = query_words(plan)
     if not ids or not wanted:
         return {}
@@ -76,4 +96,14 @@ def name_scores(store: Store, plan: QueryPlan, ids: list[int]) -> dict[int, floa
         )
         if best > 0:
             scores[row.id] = best
+    spelled = _spelled(plan)
+    if spelled:
+        # Every query word counts once: its Latin words as written, its CJK characters.
+        total = len(spelled) + sum(1 for w in wanted if is_cjk_char(w[0]))
+        for nid, names in store.pinyin_names(ids).items():
+            found = best_match(spelled, wanted, total, names, _FILLER)
+            if found is not None and found.score > scores.get(nid, 0.0):
+                scores[nid] = found.score
+                if pinyin is not None:
+                    pinyin[nid] = found
     return scores

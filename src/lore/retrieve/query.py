@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from ..derive.fold import alternatives, fold, has_traditional, is_japanese, script
 from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens, segmenter
 from ..errors import QueryError
 from ..store.query import TextQuery
@@ -68,6 +69,9 @@ _EN_STOP = frozenset(
     may might must there here as if than then so such into about over under up down out just
     also any some all each both few more most other only own same very s t don""".split()
 )
+_CJK_PIECE = re.compile(r"[^\W\d_a-zA-Z]+")
+_HIRAGANA = re.compile("[\u3041-\u3096\u309d-\u309f]+")
+_KANA_WORD = re.compile("[\u3041-\u3096\u309d-\u309f]+|[\u30a1-\u30fa\u30fc-\u30ff\uff66-\uff9f]+")
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|「([^」]+)」')
 _JOINERS = re.compile(r"^[\w]+(?:[-./:_#+][\w]+)+$")
 
@@ -92,6 +96,9 @@ class QueryTerm:
 
     tokens: tuple[str, ...]
     kind: str  # word | phrase | cjk_word | cjk_char
+    # The query's own spelling when folding changed it (數據庫 for 数据库, 軟體 for the
+    # alternative 软件): for --explain; two terms with the same tokens are the same term.
+    surface: str = field(default="", compare=False)
 
     @property
     def text(self) -> str:
@@ -173,6 +180,19 @@ class QueryPlan:
     def empty(self) -> bool:
         return not self.terms
 
+    @property
+    def folded(self) -> list[str]:
+        """How folding changed the query's words, for --explain: every other word ("軟體 →
+        软件"), and the longest stretches only folded character by character ("數據庫設計 →
+        数据库设计", not also "數據 → 数据")."""
+        pairs = {(t.surface, t.text) for t in self.terms if t.surface and t.kind != "cjk_char"}
+        plain = {p for p in pairs if fold(p[0]) == p[1]}
+        shown = [
+            p for p in pairs if p not in plain or not any(p[0] in q[0] and p != q for q in plain)
+        ]
+        order = [(t.surface, t.text) for t in self.terms]
+        return [f"{a} → {b}" for a, b in sorted(shown, key=order.index)]
+
 
 def _excludes(chunk: str) -> bool:
     """`-word`: an exclusion when the word has three characters or more (two CJK ones):
@@ -210,20 +230,83 @@ def cjk_words(run: str) -> list[str]:
     return words
 
 
-def _cjk_terms(chunk: str) -> list[QueryTerm]:
+def _cjk_terms(chunk: str, context_script: str) -> list[QueryTerm]:
+    """The terms of a piece of query text made of CJK runs. Folded first (lore.derive.fold),
+    so the dictionary segments Simplified text whichever script the query is in; a
+    Traditional run also brings the terms of its mainland alternatives; a Japanese run is
+    cut into character pairs (the dictionary is Chinese: it glues particles to words)."""
     out: list[QueryTerm] = []
-    cleaned = _ZH_FILLER_RE.sub(" ", chunk)
-    for run in re.findall(r"[^\W\d_a-zA-Z]+", cleaned):
-        chars = [c for c in run if is_cjk_char(c)]
-        if not chars:
+    folded = _ZH_FILLER_RE.sub(lambda m: " " * len(m.group()), fold(chunk))
+    for match in _CJK_PIECE.finditer(folded):
+        start, run = match.start(), "".join(c for c in match.group() if is_cjk_char(c))
+        if not run:
             continue
-        run = "".join(chars)
-        if len(run) > 1:
-            for word in cjk_words(run):
-                out.append(QueryTerm(tuple(word), "cjk_word"))
-            if len(run) <= 6 and not _ZH_STOP_CHARS.intersection(run):
-                out.append(QueryTerm(tuple(run), "cjk_word"))
-        out.extend(QueryTerm((c,), "cjk_char") for c in run if c not in _ZH_STOP_CHARS)
+        if len(run) != len(match.group()):  # other letters inside: no offsets to keep
+            start, surface = -1, ""
+        else:
+            surface = chunk[start : start + len(run)]
+        if is_japanese(run):
+            out.extend(_japanese_terms(run, surface))
+            continue
+        out.extend(_run_terms(run, surface))
+        if surface:
+            for alt in alternatives(surface, [(0, surface)], context_script):
+                whole = alt.start == 0 and alt.end == len(surface)
+                out.extend(_run_terms(alt.text, surface, alt.spans, whole=whole))
+    return out
+
+
+def _run_terms(
+    run: str,
+    surface: str,
+    spans: tuple[tuple[int, int], ...] | None = None,
+    *,
+    whole: bool = True,
+) -> list[QueryTerm]:
+    """Dictionary words (and, when `whole`, the run itself up to 6 characters) as phrases,
+    and the run's characters that are not function characters. `surface`: the query's own
+    spelling, character for character, or through `spans` (an alternative's)."""
+
+    def term(text: str, kind: str) -> QueryTerm:
+        at = run.find(text)
+        own = ""
+        if surface and at >= 0:
+            lo, hi = (spans[at][0], spans[at + len(text) - 1][1]) if spans else (at, at + len(text))
+            own = surface[lo:hi]
+        return QueryTerm(tuple(text), kind, own if own != text else "")
+
+    out: list[QueryTerm] = []
+    if len(run) > 1:
+        out.extend(term(word, "cjk_word") for word in cjk_words(run))
+        if whole and len(run) <= 6 and not _ZH_STOP_CHARS.intersection(run):
+            out.append(term(run, "cjk_word"))
+    out.extend(term(c, "cjk_char") for c in run if c not in _ZH_STOP_CHARS)
+    return out
+
+
+def _japanese_terms(run: str, surface: str) -> list[QueryTerm]:
+    """A Japanese run: its katakana words and hiragana stretches as phrases, every pair of
+    characters that is not all hiragana (東京, 京大, 大学, 学の, ...: no dictionary needed;
+    pairs most notes hold only score), the run itself up to 6 characters, and its kanji
+    one by one (single kana say nothing)."""
+    out: list[QueryTerm] = []
+
+    def add(start: int, end: int, kind: str) -> None:
+        text = run[start:end]
+        own = surface[start:end] if surface else ""
+        out.append(QueryTerm(tuple(text), kind, own if own != text else ""))
+
+    if 1 < len(run) <= 6:
+        add(0, len(run), "cjk_word")
+    for piece in _KANA_WORD.finditer(run):
+        if len(piece.group()) > 1:
+            add(piece.start(), piece.end(), "cjk_word")
+    for i in range(len(run) - 1):
+        if not _HIRAGANA.fullmatch(run[i : i + 2]):
+            add(i, i + 2, "cjk_word")
+    for i, char in enumerate(run):
+        if not is_japanese(char):  # a kanji
+            add(i, i + 1, "cjk_char")
     return out
 
 
@@ -242,6 +325,7 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
     terms: list[QueryTerm] = []
     excluded: list[QueryTerm] = []
     rest = text
+    context_script = script(text) if has_traditional(text) else ""
     for match in _QUOTED.finditer(text):
         quoted = next(g for g in match.groups() if g is not None)
         tokens = tuple(t.term for t in iter_tokens(quoted))
@@ -263,7 +347,9 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
             for piece in re.split(f"([{_cjk_class()}]+)", chunk):
                 if not piece:
                     continue
-                terms.extend(_cjk_terms(piece) if has_cjk(piece) else _latin_terms(piece))
+                terms.extend(
+                    _cjk_terms(piece, context_script) if has_cjk(piece) else _latin_terms(piece)
+                )
         else:
             terms.extend(_latin_terms(chunk))
     content = [t for t in terms if not (t.kind == "word" and t.tokens[0] in _EN_STOP)]

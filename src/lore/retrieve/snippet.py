@@ -43,7 +43,7 @@ def find_matches(text: str, plan: QueryPlan) -> list[Match]:
     by_first: dict[str, list[QueryTerm]] = {}
     for term in plan.terms:
         by_first.setdefault(term.tokens[0], []).append(term)
-    spans = token_spans(text[:SCAN_LIMIT_CHARS])
+    spans = token_spans(text[:SCAN_LIMIT_CHARS], with_alternatives=True)
     terms_at = [span[0] for span in spans]
     matches: list[Match] = []
     for i, (token, start, _end) in enumerate(spans):
@@ -215,3 +215,19 @@ def head_evidence(
 
 def matched_in(text: str, plan: QueryPlan) -> set[QueryTerm]:
     return {m.term for m in find_matches(text, plan)}
+
+
+def folded_matches(text: str, plan: QueryPlan, limit: int = 4) -> list[str]:
+    """The query's CJK words that match `text` written another way ("数据库 ≈ 數據庫",
+    "软件 ≈ 軟體"): the query's own spelling against the note's, for --explain."""
+    out: dict[str, None] = {}
+    for m in find_matches(text, plan):
+        if m.term.kind != "cjk_word":
+            continue
+        written = text[m.start : m.end]
+        asked = m.term.surface or m.term.text
+        if written != asked:
+            out.setdefault(f"{asked} ≈ {written}")
+            if len(out) == limit:
+                break
+    return list(out)

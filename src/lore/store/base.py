@@ -31,11 +31,13 @@ from .rows import (
     HitRow,
     MemberRow,
     NameRow,
+    NameSource,
     NoteInfo,
     NoteRecord,
     NoteRow,
     NoteSource,
     NoteText,
+    PinyinName,
     StoredStat,
     TextSpan,
     Unreadable,
@@ -195,6 +197,32 @@ class Store(Protocol):
 
     def nudge_rows(self, ids: list[int]) -> list[tuple[int, Any, Any]]:
         """(id, priority, date) of these notes."""
+        ...
+
+    # -- pinyin of names and tags (lore.derive.pinyin; the sync writes, the name channel reads)
+    def pinyin_sources(self, ids: Sequence[int] | None) -> Iterator[NameSource]:
+        """The names of these notes (every note when None), by id, a chunk at a time."""
+        ...
+
+    def clear_pinyin(self, note_ids: Iterable[int] | None) -> None:
+        """Drop the pinyin rows of these notes (of every note when None)."""
+        ...
+
+    def add_pinyin(self, note_id: int, names: Sequence[PinyinName], keys: Iterable[str]) -> None:
+        """A note's names in order and its candidate keys (inside a transaction)."""
+        ...
+
+    def pinyin_candidates(self, words: Sequence[str], filters: Filters, limit: int) -> list[int]:
+        """Up to `limit` notes per word with a key that starts with the word, that pass the
+        filters."""
+        ...
+
+    def pinyin_names(self, ids: Sequence[int]) -> dict[int, list[PinyinName]]:
+        """note id → its names with their units, in order."""
+        ...
+
+    def pinyin_name_count(self, allow: Sequence[str] | None = None) -> int:
+        """Names and tags with pinyin of the notes `allow` lets through (None: every note)."""
         ...
 
     # -- vectors (KNN), the semantic layer, model answers --------------------------------

@@ -181,3 +181,21 @@ class MemberRow:
     similarity: float
     x: float
     y: float
+
+
+@dataclass(frozen=True)
+class NameSource(NameRow):
+    """What a note's pinyin rows are derived from (lore.index.pinyin), as stored: its
+    names, its tags and the entity cards it defines."""
+
+    tags: list[str]
+    entity_names: list[str]  # names and aliases of the entity cards the note defines
+
+
+@dataclass(frozen=True)
+class PinyinName:
+    """One name or tag of a note with its units (lore.derive.pinyin.encode_units)."""
+
+    kind: str  # name (title, alias, file name, entity) | tag
+    name: str  # as written
+    units: str

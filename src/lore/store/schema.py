@@ -294,6 +294,30 @@ def m007_note_llm(db: Any) -> None:
     )
 
 
+def m008_pinyin(db: Any) -> None:
+    """Pinyin of note names and tags (issue 17; lore.derive.pinyin): one row per name with
+    its units, and the candidate keys a query word is looked up by (as a prefix). Filled
+    by the next sync, which re-derives an index of an older derivation version."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS name_pinyin (
+            note_id INTEGER NOT NULL,
+            seq     INTEGER NOT NULL,           -- order within the note
+            kind    TEXT NOT NULL,              -- name (title, alias, file name, entity) | tag
+            name    TEXT NOT NULL,              -- as written
+            units   TEXT NOT NULL,              -- "zhang=张 san=三" (lore.derive.pinyin)
+            PRIMARY KEY (note_id, seq)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS pinyin_keys (
+            key     TEXT NOT NULL,              -- joined pinyin or initials of a name suffix
+            note_id INTEGER NOT NULL,
+            PRIMARY KEY (key, note_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS pinyin_keys_note ON pinyin_keys(note_id);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_core", m001_core),
     ("m002_memory", m002_memory),
@@ -303,5 +327,6 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     # The names are labels only (m006 was never used): an index's schema version is how
     # many entries of this list it has had, so a new migration is appended at the end.
     ("m007_note_llm", m007_note_llm),
+    ("m008_pinyin", m008_pinyin),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -21,6 +21,7 @@ from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite_base import BUSY_TIMEOUT_MS, busy, damaged, disk_full
 from .sqlite_checks import CheckSql
 from .sqlite_notes import NotesSql
+from .sqlite_pinyin import PinyinSql
 from .sqlite_search import SearchSql
 from .sqlite_vectors import VectorSql
 
@@ -33,14 +34,17 @@ __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "dis
 # 3: keywords from prose only (no URLs, images, inline code); the summary's tail is the last
 #    paragraph of prose, never a piece of a code block.
 # 5: the author's `summary:` is the summary field (lore.derive.summary.base_summary).
-TOKENIZER_VERSION = "5"
+# 6: Chinese folded to Simplified with Taiwan / Hong Kong words as alternatives (the OpenCC
+#    1.4.2 tables of lore.derive.fold_data: regenerating them is a new version), pinyin of
+#    names and tags (issue 17).
+TOKENIZER_VERSION = "6"
 
 
 class _CannotWrite(Exception):
     """SQLite could not open the index for writing (a read-only file, folder or disk)."""
 
 
-class SqliteStore(NotesSql, SearchSql, VectorSql, MemorySql, InterestSql, CheckSql):
+class SqliteStore(NotesSql, SearchSql, PinyinSql, VectorSql, MemorySql, InterestSql, CheckSql):
     """An open index file. Not thread-safe: one store per thread or process.
 
     An index that cannot be written (a read-only file, folder or mount) is opened read-only

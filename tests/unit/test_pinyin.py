@@ -1,0 +1,59 @@
+"""Pinyin of names (lore.derive.pinyin) and how a query word spells them
+(lore.retrieve.pinyin): properties over names of common characters and heteronyms."""
+
+from __future__ import annotations
+
+from itertools import product
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lore.derive.pinyin import decode_units, encode_units, keys, name_units
+from lore.retrieve.pinyin import match, pinyin_words
+
+# Common characters, heteronyms among them (重 行 乐 曾 长 还 了 的 得), none read with ü.
+COMMON = "张三重庆行长乐曾还了得数据库客户去规则银东西南北"
+names = st.text(st.sampled_from(COMMON), min_size=1, max_size=6)
+short = st.text(st.sampled_from("重行乐曾长还"), min_size=1, max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(names)
+def test_units_survive_storage(name: str) -> None:
+    units = name_units(name)
+    assert decode_units(encode_units(units)) == units
+    assert [u.literal for u in units] == list(name)  # one unit per character, as indexed
+
+
+@settings(max_examples=150, deadline=None)
+@given(names)
+def test_a_name_is_a_key_in_full_pinyin_and_initials_and_spells_itself(name: str) -> None:
+    units = name_units(name)
+    found = keys(units)
+    full = "".join(u.readings[0] for u in units)
+    assert full in found
+    if len(units) > 1:
+        assert "".join(u.readings[0][0] for u in units) in found
+    # The whole name typed as its pinyin covers the whole name.
+    assert match([full], set(), 1, units, frozenset())[0] == 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(short)
+def test_every_reading_combination_of_a_short_name_is_a_key(name: str) -> None:
+    units = name_units(name)
+    found = keys(units)
+    for readings in product(*(u.readings for u in units)):
+        assert "".join(readings) in found
+        assert match(list(readings), set(), len(readings), units, frozenset())[0] == 1.0
+
+
+def test_query_words_drop_tones_and_case() -> None:
+    assert pinyin_words("Zhāng Sān zhang1san1 LÜ") == ["zhang", "san", "zhangsan", "lv"]
+
+
+def test_a_function_word_is_spelled_but_never_counted() -> None:
+    units = name_units("我的笔记")
+    # "wobiji" skips 的: the three characters that count are covered.
+    share, spelled = match(["wo", "biji"], set(), 2, units, frozenset("的"))
+    assert share == 1.0 and spelled == ("wo", "biji")
