@@ -49,22 +49,31 @@ def note_names(title: str, frontmatter: dict[str, Any], path: str) -> list[str]:
 
 
 def fts_fields(
-    names: list[str], tags: list[str], summary: str, body: str
+    names: list[str], tags: list[str], summary: str, body: str, body_terms: list[str] | None = None
 ) -> tuple[str, str, str, str]:
-    """Token streams in FTS column order; every name of the note is title text."""
+    """Token streams in FTS column order; every name of the note is title text.
+    `body_terms`: the body's terms when the caller has them (the sync cuts the body into
+    parts first: lore.derive.sections), so the body is not tokenized twice."""
+    stream = " ".join(body_terms) if body_terms is not None else index_text(body)
     return (
         index_text("\n".join(names)),
         index_text(" ".join(tags)),
         index_text(summary),
-        f"{index_text(body)} {EVERY_NOTE}".lstrip(),
+        f"{stream} {EVERY_NOTE}".lstrip(),
     )
 
 
 def note_fts_fields(
-    title: str, frontmatter: dict[str, Any], path: str, tags: list[str], summary: str, body: str
+    title: str,
+    frontmatter: dict[str, Any],
+    path: str,
+    tags: list[str],
+    summary: str,
+    body: str,
+    body_terms: list[str] | None = None,
 ) -> tuple[str, str, str, str]:
     """fts_fields of a note from what the index stores of it (see SqliteStore.note_fields)."""
-    return fts_fields(note_names(title, frontmatter, path), tags, summary, body)
+    return fts_fields(note_names(title, frontmatter, path), tags, summary, body, body_terms)
 
 
 def distinct_terms(fields: tuple[str, ...]) -> set[str]:

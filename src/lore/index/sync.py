@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..derive.fields import distinct_terms, note_fts_fields
+from ..derive.sections import body_terms, note_sections, section_streams, split_sections
 from ..derive.summary import base_summary
 from ..ingest.parse import Problem, parse_note
 from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
@@ -127,6 +128,7 @@ def derive_row(
         )
     if not text.strip():
         problems.append(Problem("empty", "empty note; indexed by its file name"))
+    parts = split_sections(note.body, [(h.level, h.text, h.offset, h.line) for h in note.headings])
     row = NoteRow(
         path=rel_path,
         title=note.title,
@@ -147,8 +149,15 @@ def derive_row(
         tags=all_tags,
         links=note.links,
         fts=note_fts_fields(
-            note.title, fm, rel_path, [t for t, _origin in all_tags], summary, note.body
+            note.title,
+            fm,
+            rel_path,
+            [t for t, _origin in all_tags],
+            summary,
+            note.body,
+            body_terms(parts),
         ),
+        sections=section_streams(note.title, parts),
     )
     return row, problems
 
@@ -249,6 +258,10 @@ class _Sync:
                 # Rebuild cannot re-derive it: put its stored version back in the search index.
                 fields = note_fts_fields(*store.note_fields(previous.id))
                 store.reinsert_fts(previous.id, fields)
+                kept = store.hit_rows([previous.id])[previous.id]
+                store.insert_sections(
+                    previous.id, note_sections(kept.title, kept.body, kept.headings)
+                )
                 self.df_delta.update(distinct_terms(fields))
             return
         assert got.row is not None

@@ -39,6 +39,7 @@ from .search import (
     prune,
     ranked_candidates,
 )
+from .sections import BestSection, section_candidates, section_scores, uses_parts
 from .snippet import Evidence, build_evidence, folded_matches, head_evidence, matched_in
 
 if TYPE_CHECKING:
@@ -272,6 +273,13 @@ def gather(
     ranked = dict(found_fts)
     order: list[int] = list(ranked)[:pool]
     sources: dict[str, list[int]] = {"fts": list(order)}
+    parts: dict[int, BestSection] = {}
+    if weights.get("fts", 0) > 0 and uses_parts(options.field_weights):
+        # The fts channel scores a note by its best part too.
+        sources["section"], parts = section_candidates(
+            store, query_plan, filters, pool, pool * FTS_DEPTH
+        )
+        order += sources["section"]
     if weights.get("name", 0) > 0:
         # A name has few words: a long question brings no candidates by name (it still
         # scores every candidate's names), which keeps its cost off long questions.
@@ -310,6 +318,10 @@ def gather(
             raw["tag_vec"].update({n: s for n, (s, _p) in extra.items()})
     if "tag_lex" in raw:
         raw["tag_lex"] = ch.tag_lex_scores(store, splan.tags, Filters(), 0, ids)
+    if "section" in sources:
+        raw["section"] = {
+            n: best.score for n, best in section_scores(store, query_plan, ids, parts).items()
+        }
     spelled: dict[int, PinyinMatch] = {}
     if "name" in sources:
         raw["name"] = name_scores(store, named or query_plan, ids, spelled)

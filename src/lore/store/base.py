@@ -82,6 +82,10 @@ class Store(Protocol):
     def mark_unreadable(self, path: str, mtime_ns: int, size: int, reason: str) -> None: ...
     def clear_unreadable(self, path: str) -> None: ...
     def reinsert_fts(self, note_id: int, fields: tuple[str, str, str, str]) -> None: ...
+    def insert_sections(self, note_id: int, sections: list[tuple[int, int, str]]) -> None:
+        """A note's body parts (start, end, token stream): lore.derive.sections."""
+        ...
+
     def clear_search_index(self) -> None:
         """Empty the full-text index and the document frequencies (rebuild re-fills them), and drop
         tag and link rows that belong to no note (rebuild re-derives the rest)."""
@@ -157,6 +161,14 @@ class Store(Protocol):
         self, query: TextQuery, filters: Filters, limit: int, weights: list[float]
     ) -> list[tuple[int, float]]:
         """(note id, BM25 score as a positive number) for the best `limit` notes, ties by path."""
+        ...
+
+    def rank_sections(
+        self, query: TextQuery, filters: Filters, limit: int, ids: list[int] | None = None
+    ) -> dict[int, tuple[float, int, int]]:
+        """note id -> (BM25 of its best part as a positive number, the part's start and end
+        in the body), over the best `limit` parts (or, with `ids`, every part of these
+        notes). The query's fields are ignored: a part is body text."""
         ...
 
     def count_matches(self, query: TextQuery, filters: Filters) -> int:

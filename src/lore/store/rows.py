@@ -55,6 +55,8 @@ class NoteRow:
     tags: list[tuple[str, str]]  # (tag as written, origin)
     links: list[str]
     fts: FtsFields
+    # The body's parts for passage ranking: (start, end, token stream) (lore.derive.sections).
+    sections: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

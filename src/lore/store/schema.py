@@ -318,6 +318,26 @@ def m008_pinyin(db: Any) -> None:
     )
 
 
+def m009_sections(db: Any) -> None:
+    """Each note's body in parts (lore.derive.sections), ranked by BM25 on their own so a
+    long note is found by the one part that holds the detail. Filled by the sync: the
+    tokenizer version that came with this table makes the next sync re-derive every note."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS sections (
+            id      INTEGER PRIMARY KEY,        -- rowid of the part in fts_sections
+            note_id INTEGER NOT NULL,
+            start   INTEGER NOT NULL,           -- span in the body (chars)
+            "end"   INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS sections_note ON sections(note_id);
+        CREATE VIRTUAL TABLE IF NOT EXISTS fts_sections USING fts5(
+            body, content = '', contentless_delete = 1, tokenize = 'ascii'
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_core", m001_core),
     ("m002_memory", m002_memory),
@@ -328,5 +348,6 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     # many entries of this list it has had, so a new migration is appended at the end.
     ("m007_note_llm", m007_note_llm),
     ("m008_pinyin", m008_pinyin),
+    ("m009_sections", m009_sections),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -56,7 +56,7 @@ class NotesSql(SqliteBase):
         """Empty the full-text index and the document frequencies (rebuild re-fills them),
         and drop tag and link rows that belong to no note (rebuild re-derives the rest)."""
         self.db.execute(
-            "DELETE FROM fts; DELETE FROM term_df;"
+            "DELETE FROM fts; DELETE FROM term_df; DELETE FROM fts_sections; DELETE FROM sections;"
             " DELETE FROM tags WHERE note_id NOT IN (SELECT id FROM notes);"
             " DELETE FROM links WHERE note_id NOT IN (SELECT id FROM notes);"
         )
@@ -114,12 +114,32 @@ class NotesSql(SqliteBase):
             "INSERT INTO fts(rowid, title, tags, summary, body) VALUES (?,?,?,?,?)",
             (note_id, *row.fts),
         )
+        self.insert_sections(note_id, row.sections)
         return note_id
+
+    def insert_sections(self, note_id: int, sections: list[tuple[int, int, str]]) -> None:
+        """The note's body parts (lore.derive.sections)."""
+        for start, end, tokens in sections:
+            self.db.execute(
+                'INSERT INTO sections(note_id, start, "end") VALUES (?,?,?)', (note_id, start, end)
+            )
+            self.db.execute(
+                "INSERT INTO fts_sections(rowid, body) VALUES (?,?)",
+                (self.db.last_insert_rowid(), tokens),
+            )
+
+    def _delete_sections(self, note_id: int) -> None:
+        self.db.execute(
+            "DELETE FROM fts_sections WHERE rowid IN (SELECT id FROM sections WHERE note_id = ?)",
+            (note_id,),
+        )
+        self.db.execute("DELETE FROM sections WHERE note_id = ?", (note_id,))
 
     def _delete_derived(self, note_id: int) -> None:
         self.db.execute("DELETE FROM tags WHERE note_id = ?", (note_id,))
         self.db.execute("DELETE FROM links WHERE note_id = ?", (note_id,))
         self.db.execute("DELETE FROM fts WHERE rowid = ?", (note_id,))
+        self._delete_sections(note_id)
 
     def delete_note(self, note_id: int) -> None:
         self._delete_derived(note_id)

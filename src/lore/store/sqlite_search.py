@@ -11,6 +11,7 @@ from the rare phrases' lists alone and still computes BM25 over all of them.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from .query import EVERY_NOTE, Filters, Phrase, TextQuery
@@ -168,6 +169,33 @@ class SearchSql(SqliteBase):
         )
         rows = self.query(sql, [*weights, match, *params, limit])
         return [(int(nid), round(-float(score), 6)) for nid, score in rows]
+
+    def rank_sections(
+        self, query: TextQuery, filters: Filters, limit: int, ids: list[int] | None = None
+    ) -> dict[int, tuple[float, int, int]]:
+        """note id -> (BM25 of its best part, the part's span), over the best `limit` parts
+        (ties by part id), or with `ids` over every part of these notes."""
+        match = fts_match(replace(query, fields=None), scored=True)
+        where, params = filter_sql(filters)
+        sql = (
+            'SELECT s.note_id, bm25(fts_sections) AS b, s.start, s."end" FROM fts_sections'
+            " JOIN sections s ON s.id = fts_sections.rowid"
+        )
+        if ids is not None:
+            sql += f" WHERE fts_sections MATCH ? AND s.note_id IN ({_ids(ids) or 'NULL'})"
+            sql += " ORDER BY s.id"
+            rows = self.query(sql, [match])
+        else:
+            if where:
+                sql += " JOIN notes n ON n.id = s.note_id"
+            sql += f" WHERE fts_sections MATCH ?{where} ORDER BY b, s.id LIMIT ?"
+            rows = self.query(sql, [match, *params, limit])
+        best: dict[int, tuple[float, int, int]] = {}
+        for nid, score, start, end in rows:
+            found = (round(-float(score), 6), int(start), int(end))
+            if int(nid) not in best or found[0] > best[int(nid)][0]:
+                best[int(nid)] = found
+        return best
 
     def count_matches(self, query: TextQuery, filters: Filters) -> int:
         """Notes the query matches that pass the filters."""

@@ -1,0 +1,143 @@
+"""Passage-level ranking (issue 12): a long note that holds the detail in one section is
+found by that section, not lost to short notes that merely share the words or to notes
+that mention the words everywhere; the parts follow the note through edits and deletes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import lore
+
+MakeVault = Callable[..., Path]
+OpenVault = Callable[..., lore.Vault]
+
+_TOPICS = [
+    "gardening",
+    "cooking",
+    "cycling",
+    "astronomy",
+    "pottery",
+    "sailing",
+    "chess",
+    "painting",
+    "knitting",
+    "birding",
+    "fishing",
+    "hiking",
+]
+
+
+def _filler(topic: str, paragraphs: int) -> str:
+    """Paragraphs about one everyday topic: words no query below asks for."""
+    return "\n\n".join(
+        f"Notes on {topic}, part {i}: the weather was fine, the tools were ready and the"
+        f" afternoon went by while we practised {topic} with friends from the club."
+        for i in range(paragraphs)
+    )
+
+
+def _long_note(title: str, detail: str, *, at: int) -> str:
+    """A long guide in 24 short sections; `detail` is one more paragraph of section `at`."""
+    sections = []
+    for i, topic in enumerate(_TOPICS * 2):
+        text = _filler(topic, 2)
+        if i == at:
+            text = f"{text}\n\n{detail}"
+        sections.append(f"## {topic.title()} {i}\n\n{text}")
+    return f"# {title}\n\n" + "\n\n".join(sections) + "\n"
+
+
+def _memos(n: int) -> dict[str, str]:
+    return {f"misc/m{i}.md": f"# Memo {i}\n\n{_filler(_TOPICS[i % 12], 1)}\n" for i in range(n)}
+
+
+def test_a_long_note_with_the_detail_in_one_section_beats_short_notes_sharing_its_words(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """Whole-note BM25 divides the long note's five matches by its length: short notes
+    holding two of the words each came first. Its section holds all five together."""
+    files = _memos(40)
+    files["guides/weekly-roundup.md"] = _long_note(
+        "Weekly roundup",
+        "There is now a function to sanitize HTML that returns a document fragment.",
+        at=9,
+    )
+    for i in range(3):
+        files[f"plugins/s{i}.md"] = f"# Helper {i}\n\nSanitize the HTML you paste, version {i}.\n"
+        files[f"plugins/f{i}.md"] = f"# Tool {i}\n\nA document fragment helper, version {i}.\n"
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    hits = vault.search("function to sanitize HTML into a document fragment", limit=5, explain=True)
+    assert hits[0].path == "guides/weekly-roundup.md"
+    explain = hits[0].explain
+    assert explain is not None
+    # The part's BM25 carried it: the whole note's is below the short notes'.
+    assert explain.channels["section"]["raw"] > explain.channels["fts"]["raw"]
+    assert explain.channels["fts"]["raw"] < hits[1].explain.channels["fts"]["raw"]  # type: ignore[union-attr]
+
+
+def test_words_together_in_one_section_beat_the_same_words_spread_over_a_note(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """Two long notes of the same shape: one holds the query's words in a single section
+    (the answer), the other holds each of them twice, in sections about something else.
+    Whole-note BM25 prefers the second; the answer comes first."""
+    spread = _long_note("A scattered log", "", at=-1)
+    for i, word in enumerate(["quick", "switcher", "button", "mobile"] * 2):
+        heading = f"## {_TOPICS[i].title()} {i}\n\n"
+        spread = spread.replace(heading, f"{heading}A {word} was mentioned.\n\n", 1)
+    files = _memos(20)
+    files["a-scattered.md"] = spread
+    files["b-answer.md"] = _long_note(
+        "A focused log", "Add a button for mobile that opens the quick switcher.", at=5
+    )
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    hits = vault.search("button on mobile that opens the quick switcher", limit=5, explain=True)
+    assert [h.path for h in hits][:2] == ["b-answer.md", "a-scattered.md"]
+    first, second = (h.explain for h in hits[:2])
+    assert first is not None and second is not None
+    assert first.channels["fts"]["raw"] < second.channels["fts"]["raw"]
+
+
+def test_a_chinese_long_note_is_found_by_its_section(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """Chinese words are phrases of single characters: the section that holds 二级指针 and
+    二维数组 together wins over short notes holding one of them."""
+    sections = [
+        f"## 第{i}节\n\n"
+        + "\n\n".join(f"这一段讲结构体和函数的用法，第{j}个例子。" for j in range(3))
+        for i in range(24)
+    ]
+    sections[6] += "\n\n用二级指针实现每行长度不同的二维数组，先分配行指针。"
+    files = {"c/指针笔记.md": "# C 语言笔记\n\n" + "\n\n".join(sections) + "\n"}
+    for i in range(3):
+        files[f"c/a{i}.md"] = f"# 例子 {i}\n\n二维数组的初始化，例子 {i}。\n"
+        files[f"c/p{i}.md"] = f"# 参数 {i}\n\n二级指针作为参数，例子 {i}。\n"
+    for i in range(30):
+        files[f"m/m{i}.md"] = (
+            f"# 随笔 {i}\n\n今天天气不错，我们去公园散步，看见湖边的柳树，第{i}天。\n"
+        )
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    hits = vault.search("二级指针实现每行长度不同的二维数组", limit=5)
+    assert hits[0].path == "c/指针笔记.md"
+
+
+def test_the_parts_follow_the_note_through_edits_and_deletes(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """A stale part would bring its note back for words it no longer holds."""
+    root = make_vault({"long.md": _long_note("Guide", "The zyxwv setting lives here.", at=3)})
+    vault = open_vault(root)
+    vault.sync()
+    assert [h.path for h in vault.search("zyxwv setting")] == ["long.md"]
+    (root / "long.md").write_text(_long_note("Guide", "Now it is called qwerty.", at=3))
+    vault.sync()
+    assert [h.path for h in vault.search("zyxwv")] == []
+    assert [h.path for h in vault.search("qwerty")] == ["long.md"]
+    (root / "long.md").unlink()
+    vault.sync()
+    assert [h.path for h in vault.search("qwerty")] == []
