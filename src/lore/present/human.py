@@ -87,6 +87,7 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
             ("only scored (too common to bring candidates)", explain.score_only_terms),
             ("left out (absent, or held by most notes: no weight)", explain.dropped_terms),
             ("excluded", explain.excluded_terms),
+            ("left out (stop words, filler)", explain.stop_terms),
         ):
             if terms:
                 head += f"\n{label}: {', '.join(terms)}"

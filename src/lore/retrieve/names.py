@@ -9,6 +9,11 @@ first unless another matches far better.
           are the index's tokens, so "State machines" names "state machine"); 1.0 too
           when the query is the note's folder and name ("Minimal theme": Themes/Minimal)
 
+The query's words include the filler the query plan left out ("为什么", "怎么") when a
+candidate's name holds it: then it is a title word, and "为什么要写测试" names the note
+titled so, word for word, better than one titled "要写测试", though 为什么 is not searched.
+Filler no name holds ("我记得") counts on neither side.
+
 Candidates: the notes whose names hold the query's candidate-bringing terms (FTS5 on the
 title column, which holds every name).
 """
@@ -53,6 +58,11 @@ def query_words(plan: QueryPlan) -> set[str]:
     return {tok for term in plan.terms for tok in term.tokens} - _FILLER
 
 
+def left_out_words(plan: QueryPlan) -> set[str]:
+    """The words of the filler the plan left out (not the stop words names drop too)."""
+    return {tok for text in plan.left_out for tok in terms(text)} - _FILLER
+
+
 def name_candidates(store: Store, plan: QueryPlan, filters: Filters, pool: int) -> list[int]:
     """The best `pool` notes by BM25 of the candidate-bringing terms in their names."""
     generating = plan.generating
@@ -67,13 +77,16 @@ def name_scores(store: Store, plan: QueryPlan, ids: list[int]) -> dict[int, floa
     wanted = query_words(plan)
     if not ids or not wanted:
         return {}
+    rows = [(row, note_names(row.title, row.frontmatter, row.path)) for row in store.name_rows(ids)]
+    filler = left_out_words(plan)
+    if filler:
+        said = wanted | {w for _row, names in rows for name in names for w in _words(name) & filler}
+    else:
+        said = wanted
     scores: dict[int, float] = {}
-    for row in store.name_rows(ids):
+    for row, names in rows:
         folder = row.path.rsplit("/", 2)[-2] if "/" in row.path else ""
-        best = max(
-            max(name_match(wanted, n), folder_match(wanted, n, folder))
-            for n in note_names(row.title, row.frontmatter, row.path)
-        )
+        best = max(max(name_match(said, n), folder_match(said, n, folder)) for n in names)
         if best > 0:
             scores[row.id] = best
     return scores

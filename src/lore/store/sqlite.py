@@ -33,7 +33,8 @@ __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "dis
 # 3: keywords from prose only (no URLs, images, inline code); the summary's tail is the last
 #    paragraph of prose, never a piece of a code block.
 # 5: the author's `summary:` is the summary field (lore.derive.summary.base_summary).
-TOKENIZER_VERSION = "5"
+# 6: command-line options (-t, --force) are tokens of their own (lore.derive.tokenize).
+TOKENIZER_VERSION = "6"
 
 
 class _CannotWrite(Exception):
