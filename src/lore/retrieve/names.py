@@ -20,6 +20,8 @@ title column, which holds every name).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..derive.fields import note_names
 from ..derive.tokenize import terms
 from ..store.base import Store
@@ -30,8 +32,9 @@ from .query import _EN_STOP, _ZH_STOP_CHARS, QueryPlan
 _FILLER = _EN_STOP | _ZH_STOP_CHARS
 
 
-def _words(text: str) -> set[str]:
-    return {t for t in terms(text) if t not in _FILLER}
+@lru_cache(maxsize=65_536)  # a search reads the names of a few hundred candidates
+def _words(text: str) -> frozenset[str]:
+    return frozenset(t for t in terms(text) if t not in _FILLER)
 
 
 def name_match(query_words: set[str], name: str) -> float:
