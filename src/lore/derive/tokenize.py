@@ -47,9 +47,10 @@ _CJK_CLASS = (
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 _RUN = re.compile(r"[^\W_]+")
 _WORD = f"[^\\W_{_CJK_CLASS}]"  # a word character that is not CJK
-# A run of CJK characters, a word with a symbol that is part of its name (".NET" after no
-# word character or dot; "C++", "C#" before none), or a run of other word characters.
 OPTION_SIGN = "\u2212"  # the dash of an option's token (see above)
+# A run of CJK characters, an option (dashes after no word character, dash or dot), a word
+# with a symbol that is part of its name (".NET" after no word character or dot; "C++",
+# "C#" before none), or a run of other word characters.
 _RUN_OR_WORD = re.compile(
     f"[{_CJK_CLASS}]+"
     f"|(?<!{_WORD})(?<![-_.])--?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run

@@ -81,11 +81,8 @@ def name_scores(store: Store, plan: QueryPlan, ids: list[int]) -> dict[int, floa
     if not ids or not wanted:
         return {}
     rows = [(row, note_names(row.title, row.frontmatter, row.path)) for row in store.name_rows(ids)]
-    filler = left_out_words(plan)
-    if filler:
-        said = wanted | {w for _row, names in rows for name in names for w in _words(name) & filler}
-    else:
-        said = wanted
+    filler = left_out_words(plan)  # counts where a candidate's name holds it (see above)
+    said = wanted | {w for _row, names in rows for n in names for w in _words(n) & filler}
     scores: dict[int, float] = {}
     for row, names in rows:
         folder = row.path.rsplit("/", 2)[-2] if "/" in row.path else ""

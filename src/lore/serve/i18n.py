@@ -107,7 +107,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "weighted": "加权分",
         "matched": "命中的词",
         "dropped": "略去的词（太常见）",
-        "stop": "略去的虚词",
+        "stop": "略去的停用词、口语词",
         "heading": "章节",
         "line": "行",
         "backlinks": "反向链接",
