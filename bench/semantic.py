@@ -254,9 +254,11 @@ def ablation(
             splan = heuristic_plan(q.text, vault.settings.query_tags)
             vectors = embedder.embed([splan.refine, ", ".join(splan.tags) or splan.refine], "query")
             with vault.store.snapshot():
-                qp, _dropped = prune(vault.store, plan(q.text), options.max_df_ratio)
+                qp, _dropped = prune(
+                    vault.store, plan(q.text), options.max_df_ratio, want=hybrid.CANDIDATES_WANTED
+                )
                 found = hybrid.gather(
-                    caps, qp, splan, Filters(), options, everything, vectors, pool=hybrid.MIN_POOL
+                    caps, qp, splan, Filters(), options, everything, vectors, pool=hybrid.POOL
                 )
             for name, (mode, weights, fuser) in configs.items():
                 pool = found.pool

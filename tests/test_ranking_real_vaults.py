@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import lore
+from lore.retrieve.hybrid import CANDIDATES_WANTED
 
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
@@ -27,7 +28,7 @@ def _common_chinese(n: int) -> dict[str, str]:
 def test_a_common_word_of_a_mixed_query_still_scores(
     make_vault: MakeVault, open_vault: OpenVault
 ) -> None:
-    files = _common_chinese(220)  # more than a search reads for candidates (200)
+    files = _common_chinese(CANDIDATES_WANTED + 20)  # more than a search reads for candidates
     files.update(
         {
             "ai/tools.md": "# AI 工具清单\n\nAI 写作，AI 绘画，AI 翻译，AI 搜索。\n",
@@ -130,6 +131,49 @@ def test_minus_excludes_and_symbol_names_are_searchable(
     assert list(only_excluded) == [] and "excluded" in (only_excluded.reason or "")
 
 
+def test_options_are_searched_and_stop_words_said(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """`-t` and `-T` are what the user looks for: searched as options (not the stop word
+    t, not an exclusion), and the words left out are listed by --explain."""
+    files = {
+        "ssh.md": "# ssh\n\nssh 的选项很多。ssh 登录, ssh 密钥, ssh 配置, ssh 端口。\n",
+        "bash/ssh-tty.md": "# ssh 的终端\n\n`ssh -t` 强制分配终端, `-T` 不分配。\n",
+        "dont.md": "# don't\n\nDon't, won't, can't: t everywhere. ssh 选项。\n",
+    }
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    hits = vault.search("ssh 的 -t 和 -T 选项", explain=True)
+    assert hits[0].path == "bash/ssh-tty.md"
+    explain = hits[0].explain
+    assert explain is not None
+    assert "−t" in explain.query_terms and "−t" in explain.matched_terms
+    assert explain.stop_terms == ["的", "和"]
+    # An option matches options only: the letter t of "don't" is not -t.
+    assert [h.path for h in vault.search("-t")] == ["bash/ssh-tty.md"]
+    assert {h.path for h in vault.search("ssh -dont")} == {"bash/ssh-tty.md", "ssh.md"}
+
+
+def test_filler_in_a_title_still_names_the_note(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """为什么 is filler to the search, but a title holding it is named by a query that says
+    it: the note titled word for word beats the one titled without it."""
+    files = {
+        "a/要写测试.md": "# 要写测试\n\n测试清单：单元测试，集成测试。\n",
+        "b/为什么要写测试.md": "# 为什么要写测试\n\n写测试的理由：测试让重构放心。\n",
+    }
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    hits = vault.search("为什么要写测试", explain=True)
+    assert [h.path for h in hits] == ["b/为什么要写测试.md", "a/要写测试.md"]
+    assert hits[0].explain is not None and "为什么" in hits[0].explain.stop_terms
+    # Filler no name holds dilutes no name: the exact title scores in full either way.
+    named = vault.search("我记得 要写测试", explain=True)
+    assert named[0].path == "a/要写测试.md"
+    assert named[0].explain is not None and named[0].explain.channels["name"]["raw"] == 1.0
+
+
 def test_a_partial_match_says_so_on_the_hit(make_vault: MakeVault, open_vault: OpenVault) -> None:
     vault = open_vault(make_vault({"a.md": "kafka partitions\n", "b.md": "kafka only\n"}))
     vault.sync()
@@ -163,7 +207,7 @@ def test_human_explain_lists_what_only_scored(make_vault: MakeVault) -> None:
 
     from lore.cli import main
 
-    files = _common_chinese(220)
+    files = _common_chinese(CANDIDATES_WANTED + 20)
     files["ai/coding.md"] = "# AI 编程助手\n\n用 AI 编程。\n"
     root = make_vault(files, index=True)
     out = CliRunner().invoke(main, ["search", "AI 编程", "--explain", "--vault", str(root)])

@@ -96,6 +96,9 @@ class Explain:
     folded_terms: list[str] = field(default_factory=list)
     matched_folded: list[str] = field(default_factory=list)
     pinyin: str | None = None
+    # Stop words and spoken filler of the query, not searched (a note's name that holds
+    # them still counts them: lore.retrieve.names).
+    stop_terms: list[str] = field(default_factory=list)
     # Which text the best vector was made from (issue 19): a passage, the whole note, or
     # the summary (the LLM's, the author's, or the head and tail of the text).
     vector_text: str | None = None

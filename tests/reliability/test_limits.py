@@ -23,6 +23,7 @@ import lore
 from lore.cli import main
 from lore.index.sync import sync as core_sync
 from lore.retrieve import snippet
+from lore.retrieve.hybrid import CANDIDATES_WANTED
 from lore.retrieve.query import QueryTerm
 
 # -- the size cap -----------------------------------------------------------------------------
@@ -149,7 +150,10 @@ SEARCHES = [
     pytest.param("shared", {"since": "2026-01-01", "until": "2026-12"}, id="date filter"),
     pytest.param("shared", {"explain": True}, id="explain"),
 ]
-MAX_ROWS = 1000  # half the 2,000 notes: rows for the candidate pool and the hits, not all
+# Rows for the candidate pool (BM25-ranked CANDIDATES_WANTED = 500 deep whatever the limit,
+# then each channel's reads of the pool: about three rows per ranked note) and the hits,
+# fewer than the 2,000 notes; and no more at 2,000 notes than at 500 (below).
+MAX_ROWS = 3 * CANDIDATES_WANTED + 300
 # Entity cards are loaded whole to recognise entity names (one row per card, not per note);
 # test_entity_registry_read_does_not_scan_notes covers how that read is planned.
 ENTITY_TABLES = ("entity_defs", "entity_aliases")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import lore
-from lore.retrieve.query import BACKUP_SHARE, MAX_QUERY_CHARS, MAX_TERMS, plan
+from lore.derive.tokenize import OPTION_SIGN
+from lore.derive.tokenize import terms as terms_of
+from lore.retrieve.query import _EN_STOP, BACKUP_SHARE, MAX_QUERY_CHARS, MAX_TERMS, plan
 from lore.store.sqlite_search import fts_match
 
 VAULT_FILES = {
@@ -257,3 +260,72 @@ def test_plan_runs_against_the_index(index: tuple[lore.Vault, apsw.Connection]) 
 def test_query_text_is_capped_but_still_searchable(tmp_path: Path) -> None:
     query_plan = plan("rank " + "x" * 100_000)
     assert ("rank",) in [t.tokens for t in query_plan.terms]
+
+
+def test_short_options_are_searched_and_stop_words_said() -> None:
+    query_plan = plan("SSH 的 -t 和 -T 选项")
+    assert [t.text for t in query_plan.terms][:3] == ["ssh", "−t", "选项"]
+    assert not query_plan.excluded
+    assert set(query_plan.left_out) == {"的", "和"}  # listed by --explain, not silent
+
+
+@pytest.mark.parametrize(
+    ("text", "terms", "excluded"),
+    [
+        ("python -django", ["python"], ["django"]),
+        ("笔记 -草稿", ["笔记", "笔", "记"], ["草稿"]),
+        ("rm -rf", ["rm", "−rf", "rf"], []),
+        ("kill -9", ["kill", "−9", "9"], []),
+        ("git push --force", ["git", "push", "−−force", "forc"], []),
+        ('find "-name"', ["−name name", "find"], []),  # a long option, searched in quotes
+    ],
+)
+def test_minus_excludes_a_word_and_searches_an_option(
+    text: str, terms: list[str], excluded: list[str]
+) -> None:
+    query_plan = plan(text)
+    assert [t.text for t in query_plan.terms] == terms
+    assert [t.text for t in query_plan.excluded] == excluded
+
+
+_WORDS = st.text(st.sampled_from(string.ascii_lowercase), min_size=3, max_size=10)
+
+
+@settings(max_examples=300)
+@given(_WORDS.filter(lambda w: w not in _EN_STOP), _WORDS, st.booleans())
+def test_minus_word_excludes_it_and_a_short_flag_is_searched(
+    base: str, word: str, upper: bool
+) -> None:
+    """The rule (docs/search.md): `-word` of three letters or more excludes the word; a
+    flag of one or two characters (`-t`, `-rf`) or after two dashes is searched."""
+    excluded = plan(f"{base} -{word}")
+    assert [t.tokens for t in excluded.excluded] == [tuple(terms_of(word))]
+    assert all(t.tokens != tuple(terms_of(word)) for t in excluded.terms) or word == base
+    flag = word[:2].upper() if upper else word[:2]
+    for option in (f"-{flag[:1]}", f"-{flag}", f"--{word}"):
+        searched = plan(f"{base} {option}")
+        assert not searched.excluded, option
+        name = option.lstrip("-")
+        wanted = OPTION_SIGN * (len(option) - len(name)) + name.casefold()
+        assert (wanted,) in [t.tokens for t in searched.terms], option
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(sorted(_EN_STOP)),
+            _WORDS,
+            st.sampled_from(["的", "和", "为什么", "怎么", "我记得", "去重", "规则"]),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_no_word_of_a_query_vanishes_silently(words: list[str]) -> None:
+    """Each word is searched, or listed as left out (a stop word, filler)."""
+    query_plan = plan(" ".join(words))
+    searched = {tok for t in query_plan.terms for tok in t.tokens}
+    left_out = {tok for text in query_plan.left_out for tok in terms_of(text)}
+    for word in words:
+        assert set(terms_of(word)) <= searched | left_out, (word, query_plan)

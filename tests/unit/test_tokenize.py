@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from lore.derive.fold import fold_char
 from lore.derive.tokenize import (
+    OPTION_SIGN,
     index_text,
     is_cjk_char,
     normalize_word,
@@ -171,3 +172,44 @@ def test_terms_fast_path_equals_tokenize(text: str) -> None:
 @pytest.mark.parametrize("text", ["ジョン・スミス", "⼀二三", "か゛"])
 def test_terms_fast_path_equals_tokenize_on_cjk_symbols(text: str) -> None:
     assert terms(text) == [token.term for token in tokenize(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ssh -t host", ["ssh", "−t", "t", "host"]),
+        ("ssh -T host", ["ssh", "−t", "t", "host"]),  # case-folded like every word
+        ("`-rf`", ["−rf", "rf"]),
+        ("kill -9", ["kill", "−9", "9"]),
+        ("git push --force", ["git", "push", "−−force", "forc"]),
+        ("--dry-run", ["−−dryrun", "dry", "run"]),
+        ("用-t参数", ["用", "−t", "t", "参", "数"]),
+        # A dash inside a word, a date, a list bullet or a rule is no option.
+        ("well-known JIRA-1234 2026-09-22", ["well", "known", "jira", "1234", "2026", "09", "22"]),
+        ("- item --- a - b", ["item", "a", "b"]),
+    ],
+)
+def test_command_line_options_are_tokens_of_their_own(text: str, expected: list[str]) -> None:
+    assert terms(text) == expected
+
+
+def test_an_option_never_matches_a_word() -> None:
+    # "-board" is the option −board and the word board, never the word "dashboard".
+    assert set(terms("-board")) == {"−board", "board"}
+    assert OPTION_SIGN not in "".join(terms("dashboard minus − sign"))
+
+
+@settings(max_examples=300)
+@given(
+    st.text(st.sampled_from(string.ascii_letters + string.digits), min_size=1, max_size=8),
+    st.sampled_from(["-", "--"]),
+    any_text,
+    any_text,
+)
+def test_an_option_after_white_space_is_its_own_token(
+    name: str, dashes: str, before: str, after: str
+) -> None:
+    option = OPTION_SIGN * len(dashes) + name.casefold()
+    assert option in terms(f"{before} {dashes}{name} {after}")
+    # Joined to a word before it, the dash is a hyphen: no option.
+    assert option not in terms(f"x{dashes}{name}")

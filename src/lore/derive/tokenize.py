@@ -16,6 +16,12 @@ Design, in short:
   Simplified form (數據庫 → 数 据 库), and a run of Traditional text also yields the mainland
   spelling of its Taiwan / Hong Kong words (軟體 → 软件) as alternatives, after the text,
   each behind an ALT_SEPARATOR token.
+- Command-line options are tokens of their own: "-t" → −t and t, "--force" → −−force and
+  forc, "--dry-run" → −−dryrun, dry and run (one or two dashes after white space or any
+  other non-word character, then ASCII letters and digits; case-folded like every word, so
+  -t and -T are one term). The sign is U+2212, which no word of a text can hold, so an
+  option never matches a word ("-board" is not "dashboard") and --explain shows it as
+  written; its words still match the note that writes the option without dashes.
 
 Offsets always point into the original text, so snippets are cut from what the user wrote.
 """
@@ -48,10 +54,13 @@ _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 _RUN = re.compile(r"[^\W_]+")
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _WORD = f"[^\\W_{_CJK_CLASS}]"  # a word character that is not CJK
-# A run of CJK characters, a word with a symbol that is part of its name (".NET" after no
-# word character or dot; "C++", "C#" before none), or a run of other word characters.
+OPTION_SIGN = "\u2212"  # the dash of an option's token (see above)
+# A run of CJK characters, an option (dashes after no word character, dash or dot), a word
+# with a symbol that is part of its name (".NET" after no word character or dot; "C++",
+# "C#" before none), or a run of other word characters.
 _RUN_OR_WORD = re.compile(
     f"[{_CJK_CLASS}]+"
+    f"|(?<!{_WORD})(?<![-_.])--?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run
     f"|\\.(?<!{_WORD}\\.)(?<!\\.\\.)[^\\W\\d_{_CJK_CLASS}]{_WORD}*"  # the dot first: cheap
     f"|{_WORD}+(?:(?:\\+\\+|#)(?!{_WORD}|[#+]))?"  # one pass: the suffix is optional
 )
@@ -98,6 +107,10 @@ def normalize_word(raw: str) -> tuple[str, ...]:
     if raw.startswith("."):
         rest = normalize_word(raw[1:])
         return (f"dot{rest[0]}", *rest) if rest else rest
+    if raw.startswith("-"):
+        name = raw.lstrip("-")
+        option = OPTION_SIGN * (len(raw) - len(name)) + name.replace("-", "").casefold()
+        return (option[:_MAX_WORD], *normalize_word(name)) if name else ()
     for suffix, spelled in _SYMBOL_SUFFIXES:
         if raw.endswith(suffix) and len(raw) > len(suffix):
             core = normalize_word(raw[: -len(suffix)])

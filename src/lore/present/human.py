@@ -113,6 +113,7 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
             ("left out (absent, or held by most notes: no weight)", explain.dropped_terms),
             ("excluded", explain.excluded_terms),
             ("folded (Traditional → Simplified)", explain.folded_terms),
+            ("left out (stop words, filler)", explain.stop_terms),
         ):
             if terms:
                 head += f"\n{label}: {', '.join(terms)}"

@@ -45,9 +45,18 @@ from .snippet import Evidence, build_evidence, folded_matches, head_evidence, ma
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
 
-MIN_POOL = 40
+# The candidate pool does not follow the limit up to STABLE_LIMIT (the largest page of the
+# web API; MCP and the CLI's default pages are smaller): the hits of a shorter list are the
+# head of a longer one's and `matched` is one number, whatever the limit. Above it the pool
+# grows to the limit; the query plan, and so `matched`, still do not move.
+# Latency of the fixed pool against the old max(40, 4 x limit) at limit 10: see CHANGELOG.
+STABLE_LIMIT = 100
+POOL = STABLE_LIMIT
 NAME_MAX_WORDS = 8
 FTS_DEPTH = 5
+# Notes the candidate-bringing terms must find before the common terms bring more
+# (lore.retrieve.search.prune): a constant, so the plan is the same for every limit.
+CANDIDATES_WANTED = POOL * FTS_DEPTH
 
 
 @dataclass
@@ -143,14 +152,14 @@ def hybrid_search(
         return SearchResult([], query=text, mode=actual, reason=reason, notices=notices)
     weights = mode_weights(caps, actual)
     fuse = rrf if (fusion or caps.settings.fusion) == "rrf" else weighted
-    pool = max(MIN_POOL, 4 * limit)
+    pool = max(POOL, limit)
     if not text_plan.terms and text_plan.excluded:
         return SearchResult(
             [], query=text, mode=actual, reason="every word is excluded (-word)", notices=notices
         )
     with store.snapshot():
         query_plan, dropped = prune(
-            store, text_plan, options.max_df_ratio, filters.allow, want=pool * FTS_DEPTH
+            store, text_plan, options.max_df_ratio, filters.allow, want=CANDIDATES_WANTED
         )
         found = gather(
             caps,
@@ -268,7 +277,7 @@ def gather(
     # One BM25 ranking, deeper than the pool: its head brings the fts candidates, the rest
     # scores candidates of other channels (a note below FTS_DEPTH x pool counts as 0).
     query_plan, found_fts = ranked_candidates(
-        store, query_plan, filters, pool * FTS_DEPTH, bm25_weights
+        store, query_plan, filters, pool * FTS_DEPTH, bm25_weights, want=CANDIDATES_WANTED
     )
     ranked = dict(found_fts)
     order: list[int] = list(ranked)[:pool]
@@ -384,6 +393,7 @@ def _explainer(
             dropped_terms=dropped,
             score_only_terms=[t.text for t in query_plan.score_only],
             excluded_terms=[t.text for t in query_plan.excluded],
+            stop_terms=list(full_plan.left_out),
             query_refine=splan.refine,
             query_tags=list(splan.tags),
             planner=splan.planner,

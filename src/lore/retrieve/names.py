@@ -12,12 +12,19 @@ first unless another matches far better.
     or, when the query spells a name in pinyin ("zhangsan", "zs": lore.retrieve.pinyin),
     0.9 × the same shares (0.5 × for a tag), so a name written out always wins
 
+The query's words include the filler the query plan left out ("为什么", "怎么") when a
+candidate's name holds it: then it is a title word, and "为什么要写测试" names the note
+titled so, word for word, better than one titled "要写测试", though 为什么 is not searched.
+Filler no name holds ("我记得") counts on neither side.
+
 Candidates: the notes whose names hold the query's candidate-bringing terms (FTS5 on the
 title column, which holds every name), and those with a pinyin key the query's Latin
 words begin.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 from ..derive.fields import note_names
 from ..derive.tokenize import is_cjk_char, terms
@@ -30,8 +37,9 @@ from .query import _EN_STOP, _ZH_STOP_CHARS, QueryPlan
 _FILLER = frozenset(_EN_STOP | _ZH_STOP_CHARS)
 
 
-def _words(text: str) -> set[str]:
-    return {t for t in terms(text) if t not in _FILLER}
+@lru_cache(maxsize=65_536)  # a search reads the names of a few hundred candidates
+def _words(text: str) -> frozenset[str]:
+    return frozenset(t for t in terms(text) if t not in _FILLER)
 
 
 def name_match(query_words: set[str], name: str) -> float:
@@ -63,6 +71,11 @@ def _spelled(plan: QueryPlan) -> list[str]:
     return [w for w in pinyin_words(plan.text) if w not in _EN_STOP]
 
 
+def left_out_words(plan: QueryPlan) -> set[str]:
+    """The words of the filler the plan left out (not the stop words names drop too)."""
+    return {tok for text in plan.left_out for tok in terms(text)} - _FILLER
+
+
 def name_candidates(store: Store, plan: QueryPlan, filters: Filters, pool: int) -> list[int]:
     """The best `pool` notes by BM25 of the candidate-bringing terms in their names, then
     those whose pinyin keys the query's Latin words begin (scored by name_scores)."""
@@ -87,21 +100,21 @@ def name_scores(
     wanted = query_words(plan)
     if not ids or not wanted:
         return {}
+    rows = [(row, note_names(row.title, row.frontmatter, row.path)) for row in store.name_rows(ids)]
+    filler = left_out_words(plan)  # counts where a candidate's name holds it (see above)
+    said = wanted | {w for _row, names in rows for n in names for w in _words(n) & filler}
     scores: dict[int, float] = {}
-    for row in store.name_rows(ids):
+    for row, names in rows:
         folder = row.path.rsplit("/", 2)[-2] if "/" in row.path else ""
-        best = max(
-            max(name_match(wanted, n), folder_match(wanted, n, folder))
-            for n in note_names(row.title, row.frontmatter, row.path)
-        )
+        best = max(max(name_match(said, n), folder_match(said, n, folder)) for n in names)
         if best > 0:
             scores[row.id] = best
     spelled = _spelled(plan)
     if spelled:
         # Every query word counts once: its Latin words as written, its CJK characters.
         total = len(spelled) + sum(1 for w in wanted if is_cjk_char(w[0]))
-        for nid, names in store.pinyin_names(ids).items():
-            found = best_match(spelled, wanted, total, names, _FILLER)
+        for nid, spelt in store.pinyin_names(ids).items():
+            found = best_match(spelled, wanted, total, spelt, _FILLER)
             if found is not None and found.score > scores.get(nid, 0.0):
                 scores[nid] = found.score
                 if pinyin is not None:

@@ -10,8 +10,14 @@ Terms:
   characters, so "去重" matches inside "客户去重规则", plus its single characters, so names
   no dictionary knows and colloquial phrasing still match. Filler ("我记得", "帮我找找",
   "来着") and function characters are dropped first.
-- `-word` (three characters or more, or two CJK ones: `-t`, `-rf` are options people
-  search for) and `-"a phrase"` exclude: no hit holds them.
+- `-word` and `-"a phrase"` exclude: no hit holds them. `-word` is an exclusion when the
+  word starts with a letter and has three characters or more, or two CJK ones (`python
+  -django`, `-草稿`). Shorter ones (`-t`, `-T`, `-rf`, `-9`) and anything after two dashes
+  (`--force`) are command-line options, searched as such (lore.derive.tokenize: -t → −t).
+  A longer single-dash option is searched in quotes: `"-name"`.
+- Nothing is left out silently: the stop words and filler a plan leaves out are its
+  `left_out`, which --explain lists, and which still count when a note's name holds them
+  (lore.retrieve.names).
 
 Every term scores every candidate. Terms too common to say which notes to look at (a
 character most notes hold) are `score_only`: the store is asked for
@@ -29,7 +35,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..derive.fold import alternatives, fold, has_traditional, is_japanese, script
-from ..derive.tokenize import has_cjk, is_cjk_char, iter_tokens, segmenter
+from ..derive.tokenize import OPTION_SIGN, has_cjk, is_cjk_char, iter_tokens, segmenter
 from ..errors import QueryError
 from ..store.query import TextQuery
 
@@ -114,6 +120,8 @@ class QueryPlan:
     # Of `terms`: too common to bring candidates (lore.retrieve.search.prune), rarest first.
     score_only: tuple[QueryTerm, ...] = ()
     excluded: list[QueryTerm] = field(default_factory=list)  # -word: no hit holds these
+    # Stop words and spoken filler of the query, not searched (what plan() left out).
+    left_out: tuple[str, ...] = ()
 
     @property
     def generating(self) -> list[QueryTerm]:
@@ -195,12 +203,13 @@ class QueryPlan:
 
 
 def _excludes(chunk: str) -> bool:
-    """`-word`: an exclusion when the word has three characters or more (two CJK ones):
-    shorter ones (`-t`, `-rf`) are command options people search for."""
+    """`-word`: an exclusion when the word starts with a letter and has three characters or
+    more (two CJK ones). Shorter ones (`-t`, `-rf`), numbers (`-9`) and `--force` are
+    command options people search for."""
     word = chunk[1:]
     return (
         chunk.startswith("-")
-        and word[:1].isalnum()
+        and word[:1].isalpha()
         and (len(word) >= 3 or (len(word) == 2 and has_cjk(word)))
     )
 
@@ -230,12 +239,14 @@ def cjk_words(run: str) -> list[str]:
     return words
 
 
-def _cjk_terms(chunk: str, context_script: str) -> list[QueryTerm]:
+def _cjk_terms(chunk: str, context_script: str, left_out: list[str]) -> list[QueryTerm]:
     """The terms of a piece of query text made of CJK runs. Folded first (lore.derive.fold),
     so the dictionary segments Simplified text whichever script the query is in; a
     Traditional run also brings the terms of its mainland alternatives; a Japanese run is
-    cut into character pairs (the dictionary is Chinese: it glues particles to words)."""
+    cut into character pairs (the dictionary is Chinese: it glues particles to words). The
+    filler and function characters it drops go to `left_out`."""
     out: list[QueryTerm] = []
+    left_out.extend(_ZH_FILLER_RE.findall(fold(chunk)))
     folded = _ZH_FILLER_RE.sub(lambda m: " " * len(m.group()), fold(chunk))
     for match in _CJK_PIECE.finditer(folded):
         start, run = match.start(), "".join(c for c in match.group() if is_cjk_char(c))
@@ -248,6 +259,7 @@ def _cjk_terms(chunk: str, context_script: str) -> list[QueryTerm]:
         if is_japanese(run):
             out.extend(_japanese_terms(run, surface))
             continue
+        left_out.extend(c for c in run if c in _ZH_STOP_CHARS)
         out.extend(_run_terms(run, surface))
         if surface:
             for alt in alternatives(surface, [(0, surface)], context_script):
@@ -316,6 +328,8 @@ def _latin_terms(chunk: str) -> list[QueryTerm]:
         return []
     if len(tokens) > 1 and _JOINERS.match(unicodedata.normalize("NFKC", chunk.strip())):
         return [QueryTerm(tuple(tokens), "phrase")]
+    if tokens[0].startswith(OPTION_SIGN):  # an option and its words: the words only back it
+        return [QueryTerm((t,), "word") for t in tokens if t not in _EN_STOP]
     return [QueryTerm((t,), "word") for t in tokens]
 
 
@@ -324,6 +338,7 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
     text = text[:PLAN_CHARS]
     terms: list[QueryTerm] = []
     excluded: list[QueryTerm] = []
+    left_out: list[str] = []
     rest = text
     context_script = script(text) if has_traditional(text) else ""
     for match in _QUOTED.finditer(text):
@@ -348,12 +363,15 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
                 if not piece:
                     continue
                 terms.extend(
-                    _cjk_terms(piece, context_script) if has_cjk(piece) else _latin_terms(piece)
+                    _cjk_terms(piece, context_script, left_out)
+                    if has_cjk(piece)
+                    else _latin_terms(piece)
                 )
         else:
             terms.extend(_latin_terms(chunk))
     content = [t for t in terms if not (t.kind == "word" and t.tokens[0] in _EN_STOP)]
     if content:
+        left_out.extend(t.text for t in terms if t not in content)
         terms = content
     unique: list[QueryTerm] = []
     seen: set[tuple[str, ...]] = {t.tokens for t in excluded}
@@ -361,7 +379,12 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
         if term.tokens not in seen:
             seen.add(term.tokens)
             unique.append(term)
-    return QueryPlan(text=text, terms=unique[:max_terms], excluded=excluded[:max_terms])
+    return QueryPlan(
+        text=text,
+        terms=unique[:max_terms],
+        excluded=excluded[:max_terms],
+        left_out=tuple(dict.fromkeys(left_out)),
+    )
 
 
 @lru_cache(maxsize=1)

@@ -196,10 +196,14 @@ def ranked_candidates(
     filters: Filters,
     depth: int,
     weights: list[float],
+    *,
+    want: int | None = None,
 ) -> tuple[QueryPlan, list[tuple[int, float]]]:
-    """rank() at `depth`, widening the plan (see widen) while it finds fewer notes."""
+    """rank() at `depth`, widening the plan (see widen) while it finds fewer than `want`
+    notes (default: `depth`; a fixed `want` keeps the plan the same at every depth)."""
+    wanted = depth if want is None else min(want, depth)
     ranked = rank(store, query_plan, filters, depth, weights) if query_plan.terms else []
-    while len(ranked) < depth and (wider := widen(query_plan)) is not None:
+    while len(ranked) < wanted and (wider := widen(query_plan)) is not None:
         query_plan = wider
         ranked = rank(store, query_plan, filters, depth, weights)
     return query_plan, ranked
@@ -272,6 +276,7 @@ def search(store: Store, text: str, filters: Filters, options: SearchOptions) ->
             dropped_terms=dropped,
             score_only_terms=[t.text for t in query_plan.score_only],
             excluded_terms=[t.text for t in query_plan.excluded],
+            stop_terms=list(full_plan.left_out),
         )
 
     hits = [

@@ -37,7 +37,8 @@ __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "dis
 # 6: Chinese folded to Simplified with Taiwan / Hong Kong words as alternatives (the OpenCC
 #    1.4.2 tables of lore.derive.fold_data: regenerating them is a new version), pinyin of
 #    names and tags (issue 17); the body indexed in parts too (table sections,
-#    lore.derive.sections; issue 12).
+#    lore.derive.sections; issue 12); command-line options (-t, --force) tokens of their
+#    own (lore.derive.tokenize; issue 12).
 TOKENIZER_VERSION = "6"
 
 
