@@ -30,8 +30,8 @@ _CURRENT = "l.note_id = n.id AND l.note_hash = n.hash"
 # summary alone covers less of a long note than head and tail (bench.llm_summary); the
 # claims are the model's reading of the rest, grounded in the note like the summary.
 _INDEXED = (
-    "l.summary || coalesce((SELECT group_concat(char(10) || json_extract(c.value, '$.text'),"
-    " '' ORDER BY c.key) FROM json_each(l.claims) c), '')"
+    "l.summary || coalesce((SELECT group_concat(char(10) || json_extract(claim.value, '$.text'),"
+    " '' ORDER BY claim.key) FROM json_each(l.claims) claim), '')"
 )
 
 
