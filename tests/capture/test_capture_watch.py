@@ -126,52 +126,64 @@ class WatchProcess:
         raise AssertionError(f"no line with {fragments} in {self.seen}")
 
 
-@pytest.fixture
-def searcher() -> Iterator[Callable[[Path], list[str]]]:
-    """Run `lore search --json` in a loop in another process until stopped; collect errors."""
-    stop = threading.Event()
-    errors: list[str] = []
-    runs: list[int] = []
-    threads: list[threading.Thread] = []
+class Searching:
+    """`lore search --json` run in a loop in another process until stopped."""
 
-    def start(vault: Path) -> list[str]:
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.errors: list[str] = []
+        self.runs: list[int] = []
+        self.threads: list[threading.Thread] = []
+
+    def start(self, vault: Path) -> None:
         def loop() -> None:
-            while not stop.is_set():
+            while not self.stop.is_set():
                 proc = subprocess.run(
                     [str(LORE), "search", "--json", "filler text", "--vault", str(vault)],
                     capture_output=True,
                     text=True,
                     timeout=60,
                 )
-                runs.append(proc.returncode)
+                self.runs.append(proc.returncode)
                 if proc.returncode != 0:
-                    errors.append(proc.stderr)
+                    self.errors.append(proc.stderr)
                 else:
                     json.loads(proc.stdout)
 
         thread = threading.Thread(target=loop, daemon=True)
         thread.start()
-        threads.append(thread)
-        return errors
+        self.threads.append(thread)
 
-    yield start
-    stop.set()
-    for thread in threads:
+    def wait_for_runs(self, count: int) -> None:
+        """Until `count` searches have ended: on a loaded machine a search process takes
+        seconds, so the watcher may have synced everything before the third one ends.
+        Waiting on the count (not on a clock) holds however slow the machine is."""
+        deadline = time.monotonic() + 300  # only against a hang; never reached when well
+        while len(self.runs) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def searcher() -> Iterator[Searching]:
+    searching = Searching()
+    yield searching
+    searching.stop.set()
+    for thread in searching.threads:
         thread.join(60)
-    assert errors == []
-    assert len(runs) >= 3, "the searching process barely ran"
+    assert searching.errors == []
+    assert len(searching.runs) >= 3, "the searching process barely ran"
 
 
 @pytest.mark.parametrize("backend", ["events", "poll"])
 def test_watch_process_syncs_changes_while_another_process_searches(
-    make_vault: MakeVault, searcher: Callable[[Path], list[str]], backend: str
+    make_vault: MakeVault, searcher: Searching, backend: str
 ) -> None:
     vault = make_vault(_notes(200), name="live", index=True)
     args = [str(vault), "--debounce", "0.2", "--interval", "0.1", "--timeout", "60"]
     watch = WatchProcess(args + (["--poll"] if backend == "poll" else []))
     try:
         watch.expect("index up to date", "200 notes")
-        searcher(vault)
+        searcher.start(vault)
         (vault / "notes/n001.md").write_text("# Note 1\n\nrewritten filler\n", encoding="utf-8")
         watch.expect("changed notes/n001.md")
         write_files(vault, {"notes/new.md": "# New\n\nfreshly written zebra filler\n"})
@@ -192,6 +204,7 @@ def test_watch_process_syncs_changes_while_another_process_searches(
             timeout=60,
         )
         assert [h["path"] for h in json.loads(found.stdout)["hits"]] == ["notes/new.md"]
+        searcher.wait_for_runs(3)  # three searches ended while the watcher ran
     finally:
         watch.proc.send_signal(signal.SIGINT)
         _out, err = watch.proc.communicate(timeout=20)
