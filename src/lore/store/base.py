@@ -47,8 +47,12 @@ PlannedText = tuple[str, int, str, int, int, str | None]
 
 class Store(Protocol):
     Error: type[Exception]
-    db_path: Path
     read_only: bool
+
+    @property
+    def db_path(self) -> Path | str:
+        """Where the index is: its file, or its database URL without the password."""
+        ...
 
     def close(self) -> None: ...
 
