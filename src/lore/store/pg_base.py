@@ -83,6 +83,7 @@ class PgBase:
     namespace: str
     read_only: bool
     _statements: int = 0  # statements this connection ran (the generation's second half)
+    busy_timeout_ms: int = BUSY_TIMEOUT_MS  # how long a write waits for another writer
 
     def _connect(self, url: str) -> None:
         try:
@@ -137,7 +138,7 @@ class PgBase:
 
         with self.conn.transaction():
             try:
-                self.execute(f"SET LOCAL lock_timeout = {BUSY_TIMEOUT_MS}")
+                self.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
                 self.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(self.namespace),))
                 self.execute("SET LOCAL lock_timeout = 0")
             except psycopg.errors.LockNotAvailable:
@@ -157,6 +158,7 @@ class PgBase:
             return
         self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         try:
+            self.query("SELECT n FROM generation")  # the snapshot is taken here, not at BEGIN
             yield
         finally:
             self.execute("COMMIT")
