@@ -61,6 +61,7 @@ class PgChecks(PgBase):
     def fts_check(self) -> str | None:
         """The full-text statistics against what they summarise; None when they agree."""
         problems = []
+        self.lexical()
         docs, tokens = self.query("SELECT docs, tokens FROM lex_stats")[0]
         held, total = self.query("SELECT count(*), coalesce(sum(len), 0) FROM lex_docs")[0]
         if (int(docs), int(tokens)) != (int(held), int(total)):
@@ -77,6 +78,7 @@ class PgChecks(PgBase):
     def df_drift(self) -> int:
         """Terms whose recorded document frequency differs from what the full-text index
         holds (single tokens: the bigrams are the index's own)."""
+        self.lexical()
         return int(
             self._scalar(
                 "SELECT count(*) FROM (SELECT term, df FROM lex_terms"

@@ -105,12 +105,18 @@ def note_postings(fields: Sequence[str]) -> tuple[int, dict[str, list[int]]]:
 
 
 @dataclass
-class _Deltas:
-    """Changes to the statistics, applied once at the end in key order (see pg_schema)."""
+class Pending:
+    """Changes to the statistics that writes made and `flush` has not applied yet. They are
+    applied once, before anything reads the statistics and before the transaction commits:
+    a row updated once per note (a common word's, lex_stats) would otherwise be rewritten
+    thousands of times in one sync, each version behind the last."""
 
     df: dict[str, list[int]] = field(default_factory=dict)  # term -> [any, per column...]
     docs: int = 0
     tokens: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.df or self.docs or self.tokens)
 
     def add(self, counts: Mapping[str, list[int]], sign: int) -> None:
         for term, per_column in counts.items():
@@ -139,8 +145,13 @@ def _term_ids(conn: Connection, terms: Iterable[str], *, create: bool) -> dict[s
     return {str(term): int(tid) for term, tid in rows}
 
 
-def _apply(conn: Connection, deltas: _Deltas, ids: Mapping[str, int]) -> None:
-    changed = sorted((ids[t], d) for t, d in deltas.df.items() if any(d))
+def flush(conn: Connection, pending: Pending) -> None:
+    """Apply the pending changes to the statistics (in the caller's transaction), in key
+    order, and forget them."""
+    if not pending:
+        return
+    ids = _term_ids(conn, pending.df, create=False)
+    changed = sorted((ids[t], d) for t, d in pending.df.items() if any(d))
     if changed:
         order = [tid for tid, _d in changed]
         conn.execute("SELECT 1 FROM lex_terms WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (order,))
@@ -153,27 +164,33 @@ def _apply(conn: Connection, deltas: _Deltas, ids: Mapping[str, int]) -> None:
             (order, *[list(c) for c in columns]),
         )
         conn.execute("DELETE FROM lex_terms WHERE id = ANY(%s) AND df <= 0", (order,))
-    if deltas.docs or deltas.tokens:
+    if pending.docs or pending.tokens:
         conn.execute(
             "UPDATE lex_stats SET docs = docs + %s, tokens = tokens + %s",
-            (deltas.docs, deltas.tokens),
+            (pending.docs, pending.tokens),
         )
+    pending.df.clear()
+    pending.docs = pending.tokens = 0
 
 
-def write_notes(conn: Connection, notes: Sequence[tuple[int, Sequence[str]]]) -> None:
+def write_notes(
+    conn: Connection, notes: Sequence[tuple[int, Sequence[str]]], pending: Pending
+) -> None:
     """Index these notes ((note id, token streams in LEX_COLUMNS order)); none of them may
-    be indexed already (delete_notes first when a note changed)."""
+    be indexed already (delete_notes first when a note changed). Their statistics are
+    added to `pending`."""
     if not notes:
         return
-    deltas = _Deltas()
     derived = []
+    terms: set[str] = set()
     for note_id, fields in notes:
         size, counts = note_postings(fields)
         derived.append((note_id, size, counts))
-        deltas.add(counts, +1)
-        deltas.docs += 1
-        deltas.tokens += size
-    ids = _term_ids(conn, deltas.df, create=True)
+        pending.add(counts, +1)
+        pending.docs += 1
+        pending.tokens += size
+        terms.update(counts)
+    ids = _term_ids(conn, terms, create=True)
     with conn.cursor() as cur:
         with cur.copy(
             f"COPY lex_postings (term_id, note_id, len, {_TF}) FROM STDIN (FORMAT BINARY)"
@@ -185,14 +202,13 @@ def write_notes(conn: Connection, notes: Sequence[tuple[int, Sequence[str]]]) ->
         with cur.copy(f"COPY lex_docs (note_id, len, {', '.join(LEX_COLUMNS)}) FROM STDIN") as copy:
             for (note_id, fields), (_nid, size, _c) in zip(notes, derived, strict=True):
                 copy.write_row((note_id, size, *fields))
-    _apply(conn, deltas, ids)
 
 
-def delete_notes(conn: Connection, note_ids: Sequence[int]) -> None:
-    """Take these notes out of the index (ids not indexed are ignored)."""
+def delete_notes(conn: Connection, note_ids: Sequence[int], pending: Pending) -> None:
+    """Take these notes out of the index (ids not indexed are ignored); their statistics
+    are taken out of `pending`."""
     if not note_ids:
         return
-    deltas = _Deltas()
     pairs: list[tuple[str, int]] = []
     rows = conn.execute(
         f"SELECT note_id, {', '.join(LEX_COLUMNS)} FROM lex_docs WHERE note_id = ANY(%s)",
@@ -200,18 +216,17 @@ def delete_notes(conn: Connection, note_ids: Sequence[int]) -> None:
     ).fetchall()
     for note_id, *fields in rows:
         size, counts = note_postings(fields)
-        deltas.add(counts, -1)
-        deltas.docs -= 1
-        deltas.tokens -= size
+        pending.add(counts, -1)
+        pending.docs -= 1
+        pending.tokens -= size
         pairs.extend((term, int(note_id)) for term in counts)
-    ids = _term_ids(conn, deltas.df, create=False)
+    ids = _term_ids(conn, {t for t, _n in pairs}, create=False)
     conn.execute(
         "DELETE FROM lex_postings p USING unnest(%s::int4[], %s::int8[]) AS d(term_id, note_id)"
         " WHERE p.term_id = d.term_id AND p.note_id = d.note_id",
         ([ids[t] for t, _n in pairs], [n for _t, n in pairs]),
     )
     conn.execute("DELETE FROM lex_docs WHERE note_id = ANY(%s)", ([int(r[0]) for r in rows],))
-    _apply(conn, deltas, ids)
 
 
 # -- statistics ------------------------------------------------------------------------------

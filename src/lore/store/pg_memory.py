@@ -66,10 +66,9 @@ class PgMemory(PgBase):
     def notes_matching(self, phrases: Iterable[str]) -> dict[str, set[int]]:
         """phrase → ids of the notes whose full text holds it (phrases are token streams,
         letters and digits only, so quoting is safe): the full-text index as a prefilter."""
+        conn, query = self.lexical(), pg_lexical.LexicalQuery
         return {
-            phrase: set(
-                pg_lexical.matching(self.conn, pg_lexical.LexicalQuery((tuple(phrase.split()),)))
-            )
+            phrase: set(pg_lexical.matching(conn, query((tuple(phrase.split()),))))
             for phrase in phrases
         }
 

@@ -68,13 +68,14 @@ class PgNotes(PgBase):
         self.execute("DELETE FROM unreadable WHERE path = %s", (path,))
 
     def reinsert_fts(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
-        pg_lexical.delete_notes(self.conn, [note_id])
-        pg_lexical.write_notes(self.conn, [(note_id, fields)])
+        pg_lexical.delete_notes(self.conn, [note_id], self._pending)
+        pg_lexical.write_notes(self.conn, [(note_id, fields)], self._pending)
         self._statements += 1
 
     def clear_search_index(self) -> None:
         """Empty the full-text index and the document frequencies (rebuild re-fills them),
         and drop tag and link rows that belong to no note (rebuild re-derives the rest)."""
+        self._pending = pg_lexical.Pending()
         for sql in (
             "TRUNCATE lex_postings, lex_docs, lex_terms, term_df",
             "UPDATE lex_stats SET docs = 0, tokens = 0",
@@ -135,13 +136,13 @@ class PgNotes(PgBase):
             " ON CONFLICT DO NOTHING",
             [(note_id, target, target.casefold()) for target in row.links],
         )
-        pg_lexical.write_notes(self.conn, [(note_id, row.fts)])
+        pg_lexical.write_notes(self.conn, [(note_id, row.fts)], self._pending)
         return note_id
 
     def _delete_derived(self, note_id: int) -> None:
         self.execute("DELETE FROM tags WHERE note_id = %s", (note_id,))
         self.execute("DELETE FROM links WHERE note_id = %s", (note_id,))
-        pg_lexical.delete_notes(self.conn, [note_id])
+        pg_lexical.delete_notes(self.conn, [note_id], self._pending)
 
     def delete_note(self, note_id: int) -> None:
         self._delete_derived(note_id)

@@ -179,7 +179,7 @@ class PgSearch(PgBase):
         path."""
         where, params = _candidate_filter(filters)
         return pg_lexical.rank(
-            self.conn,
+            self.lexical(),
             pg_lexical.LexicalQuery.of(query),
             weights,
             limit,
@@ -192,7 +192,7 @@ class PgSearch(PgBase):
         """Notes the query matches that pass the filters."""
         where, params = _candidate_filter(filters)
         plain = pg_lexical.LexicalQuery.of(query, scored=False)
-        return pg_lexical.count_matching(self.conn, plain, where=where, params=params)
+        return pg_lexical.count_matching(self.lexical(), plain, where=where, params=params)
 
     def field_scores(
         self, query: TextQuery, ids: list[int], weights: list[float]
@@ -203,7 +203,7 @@ class PgSearch(PgBase):
         out: dict[int, dict[str, float]] = {i: {} for i in matching}
         for column, name in enumerate(FTS_COLUMNS):
             alone = [w if j == column else 0.0 for j, w in enumerate(weights)]
-            for nid, score in pg_lexical.scores(self.conn, lexical, alone, matching).items():
+            for nid, score in pg_lexical.scores(self.lexical(), lexical, alone, matching).items():
                 out[nid][name] = round(float(score), 6)
         return out
 
@@ -212,7 +212,7 @@ class PgSearch(PgBase):
         where, params = ("", {})
         if among is not None:
             where, params = "s.note_id = ANY(%(among)s)", {"among": list(among)}
-        return set(pg_lexical.matching(self.conn, plain, where=where, params=params))
+        return set(pg_lexical.matching(self.lexical(), plain, where=where, params=params))
 
     def holding(self, query: TextQuery) -> set[int]:
         """Ids of the notes that match the query (one pass over its phrases' notes)."""
@@ -287,7 +287,7 @@ class PgSearch(PgBase):
         """The best `pool` notes by BM25 of the query in their names (the title field)."""
         where, params = _candidate_filter(filters)
         ranked = pg_lexical.rank(
-            self.conn,
+            self.lexical(),
             pg_lexical.LexicalQuery.of(query, scored=False),
             [1.0, 0.0, 0.0, 0.0],
             pool,
