@@ -396,6 +396,10 @@ class Store(Protocol):
         ...
 
     # -- integrity checks (lore doctor) --------------------------------------------------
+    def migrations(self) -> list[str]:
+        """The names of this backend's migrations, in order (schema_version counts them)."""
+        ...
+
     def expected_tables(self) -> set[str]: ...
     def table_definitions(self) -> dict[str, str]:
         """table name → its CREATE statement."""
