@@ -238,14 +238,6 @@ def index_size(conn: Connection) -> tuple[int, int]:
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
-def document_frequencies(conn: Connection, terms: Sequence[str]) -> dict[str, int]:
-    """Notes holding each term (terms held by none are left out), as SQLite's term_df."""
-    rows = conn.execute(
-        "SELECT term, df FROM lex_terms WHERE term = ANY(%s) AND df > 0", (list(set(terms)),)
-    )
-    return {str(t): int(n) for t, n in rows}
-
-
 def idf(notes: int, holding: int) -> float:
     """FTS5's IDF, floored (a phrase held by more than half of the notes gets 1e-6)."""
     value = math.log((notes - holding + 0.5) / (holding + 0.5))
