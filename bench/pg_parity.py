@@ -44,7 +44,9 @@ def run_set(lore: Any, name: str, server_url: str, work: Path) -> dict[str, Any]
     write_vault(ds.docs, vault)
     opened: dict[str, Any] = {}
     build: dict[str, float] = {}
-    for backend, db in (("sqlite", work / name / "index.sqlite"), ("postgresql", server_url)):
+    # Every set's vault folder is called "vault": each gets a namespace of its own.
+    pg_url = server_url + ("&" if "?" in server_url else "?") + f"vault={name}"
+    for backend, db in (("sqlite", work / name / "index.sqlite"), ("postgresql", pg_url)):
         start = time.perf_counter()
         opened[backend] = lore.open(vault, db=db)
         report = opened[backend].sync()
@@ -158,10 +160,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         + (f" --sets {args.sets}" if args.sets != ",".join(DEFAULT_SETS) else ""),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "pg_parity.json").write_text(
+    stem = (
+        "pg_parity"
+        if args.sets == ",".join(DEFAULT_SETS)
+        else "pg_parity_" + "+".join(args.sets.split(","))
+    )
+    (RESULTS / f"{stem}.json").write_text(
         json.dumps({"info": info, "sets": sets}, ensure_ascii=False, indent=2) + "\n"
     )
-    (RESULTS / "pg_parity.md").write_text(render(info, sets))
+    (RESULTS / f"{stem}.md").write_text(render(info, sets))
     print(render(info, sets))
     return 0
 

@@ -1,7 +1,7 @@
 """The notes on PostgreSQL and what the sync writes for them (one transaction,
 lore.index.sync), and the reads of single notes, names, tags and dates: the statements of
 lore.store.sqlite_notes in PostgreSQL's dialect. The full-text rows of a note are written
-by lore.store.pg_lexical from the token streams the sync gives."""
+by lore.store.pg_postings from the token streams the sync gives."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from . import pg_lexical
+from . import pg_postings
 from .pg_base import PgBase
 from .rows import NoteRecord, NoteRow, StoredStat, Unreadable
 
@@ -68,14 +68,14 @@ class PgNotes(PgBase):
         self.execute("DELETE FROM unreadable WHERE path = %s", (path,))
 
     def reinsert_fts(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
-        pg_lexical.delete_notes(self.conn, [note_id], self._pending)
-        pg_lexical.write_notes(self.conn, [(note_id, fields)], self._pending)
+        pg_postings.delete_notes(self.conn, [note_id], self._pending)
+        pg_postings.write_notes(self.conn, [(note_id, fields)], self._pending)
         self._statements += 1
 
     def clear_search_index(self) -> None:
         """Empty the full-text index and the document frequencies (rebuild re-fills them),
         and drop tag and link rows that belong to no note (rebuild re-derives the rest)."""
-        self._pending = pg_lexical.Pending()
+        self._pending = pg_postings.Pending()
         for sql in (
             "TRUNCATE lex_postings, lex_docs, lex_terms, term_df",
             "UPDATE lex_stats SET docs = 0, tokens = 0",
@@ -136,13 +136,13 @@ class PgNotes(PgBase):
             " ON CONFLICT DO NOTHING",
             [(note_id, target, target.casefold()) for target in row.links],
         )
-        pg_lexical.write_notes(self.conn, [(note_id, row.fts)], self._pending)
+        pg_postings.write_notes(self.conn, [(note_id, row.fts)], self._pending)
         return note_id
 
     def _delete_derived(self, note_id: int) -> None:
         self.execute("DELETE FROM tags WHERE note_id = %s", (note_id,))
         self.execute("DELETE FROM links WHERE note_id = %s", (note_id,))
-        pg_lexical.delete_notes(self.conn, [note_id], self._pending)
+        pg_postings.delete_notes(self.conn, [note_id], self._pending)
 
     def delete_note(self, note_id: int) -> None:
         self._delete_derived(note_id)
