@@ -154,6 +154,9 @@ def test_glob_regexes_run_in_postgresql(tmp_path: Path, pg_url: str) -> None:
         ("a[]b]c", "a]c", True),
         ("a[", "a[", False),
         ("x+(y)", "x+(y)", True),
+        ("[?-/]", "?", True),  # a reversed range holds its first character only
+        ("[?-/]", "/", False),
+        ("[]-a]", "-", True),
     ]:
         assert store.query("SELECT %s ~ %s", (text, glob_regex(pattern))) == [(expected,)]
 

@@ -57,15 +57,26 @@ def glob_regex(pattern: str) -> str:
 
 
 def _char_set(body: str, negate: bool) -> str:
-    """A GLOB set's members (a-z ranges kept) as a bracket expression."""
+    """A GLOB set's members as a bracket expression, read as SQLite reads them: a `]`
+    first is itself; `a-z` is a range after a character that is itself (a `-` first,
+    last or right after a range is itself); a reversed range `z-a` adds nothing to its
+    first character."""
     parts: list[str] = []
+    prior: str | None = None
     i = 0
+    if body.startswith("]"):
+        parts.append(_escaped("]"))
+        i = 1
     while i < len(body):
-        if i + 2 < len(body) and body[i + 1] == "-":
-            parts.append(f"{_escaped(body[i])}-{_escaped(body[i + 2])}")
-            i += 3
+        c = body[i]
+        if c == "-" and prior is not None and i + 1 < len(body):
+            if prior <= body[i + 1]:
+                parts.append(f"{_escaped(prior)}-{_escaped(body[i + 1])}")
+            prior = None
+            i += 2
         else:
-            parts.append(_escaped(body[i]))
+            parts.append(_escaped(c))
+            prior = c
             i += 1
     return "[" + ("^" if negate else "") + "".join(parts) + "]"
 
