@@ -1,10 +1,11 @@
 """PostgreSQL ranks exactly as SQLite FTS5 does (issue 15): the same notes, in the same
 order, with the same bm25 scores bit for bit, over lore's token stream; and its statistics
-stay right through updates and deletes."""
+stay right through updates and deletes. The same for the notes' parts (issue 12)."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ from twin import WEIGHTS, Twin, make_twin
 from lore.derive.fields import fts_fields
 from lore.retrieve.query import plan
 from lore.store import pg_lexical
+from lore.store.pg_schema import PARTS
 from lore.store.query import EVERY_NOTE, Filters, Phrase, TextQuery
+from lore.store.sqlite_search import fts_match
 
 # A small vocabulary, so random notes share tokens and random phrases match: CJK
 # characters (they pair into bigram terms), Latin words, a digit run.
@@ -178,3 +181,108 @@ def test_lexical_query_of_a_text_query() -> None:
     assert lexical.phrases() == [("a",), ("a",), ("b",), ("c",), (EVERY_NOTE,)]
     assert lexical.columns == (0,) and lexical.excluded == (("d",),)
     assert pg_lexical.LexicalQuery.of(query, scored=False).generating == (("a",), ("b",))
+
+
+# -- the notes' parts (issue 12): rank_sections over fts_sections and over PARTS -----------
+
+
+def random_parts(rng: random.Random) -> list[tuple[int, int, str]]:
+    """One to four parts of 0-40 tokens, each ending with the every-note token (as
+    lore.derive.sections writes them), at made-up spans."""
+    parts = []
+    for i in range(rng.randint(1, 4)):
+        tokens = " ".join(rng.choice(VOCAB) for _ in range(rng.randint(0, 40)))
+        parts.append((i * 100, i * 100 + 99, f"{tokens} {EVERY_NOTE}".lstrip()))
+    return parts
+
+
+@pytest.fixture
+def parts_corpus(tmp_path: Path, pg_url: str) -> Twin:
+    """50 random notes in folders a/ and b/, each with its parts."""
+    rng = random.Random(12)
+    twin = make_twin(tmp_path, pg_url)
+    notes = [(f"{'ab'[i % 2]}/{i:03d}.md", random_fields(rng, 10)) for i in range(50)]
+    twin.add(notes, [random_parts(rng) for _ in notes])
+    return twin
+
+
+def fts5_part_scores(twin: Twin, query: TextQuery) -> dict[int, float]:
+    """Every matching part's bm25 as FTS5 computes it over fts_sections (positive); the
+    query's fields are ignored, as rank_sections ignores them."""
+    rows = twin.sqlite.query(
+        "SELECT rowid, bm25(fts_sections) FROM fts_sections WHERE fts_sections MATCH ?",
+        [fts_match(replace(query, fields=None), scored=True)],
+    )
+    return {int(r): -float(s) for r, s in rows}
+
+
+def assert_same_parts(
+    twin: Twin, query: TextQuery, limit: int
+) -> dict[int, tuple[float, int, int]]:
+    """Both stores pick the same best part of the same notes, with the same scores, and
+    every part's PostgreSQL score is FTS5's bit for bit."""
+    sqlite, pg = twin.sqlite, twin.pg
+    expected = sqlite.rank_sections(query, Filters(), limit)
+    assert pg.rank_sections(query, Filters(), limit) == expected, fts_match(query)
+    folder = Filters(path="b/")
+    assert pg.rank_sections(query, folder, limit) == sqlite.rank_sections(query, folder, limit)
+    among = sorted(twin.paths)[::3]
+    assert pg.rank_sections(query, Filters(), limit, among) == sqlite.rank_sections(
+        query, Filters(), limit, among
+    )
+    fts5 = fts5_part_scores(twin, query)
+    lexical = pg_lexical.LexicalQuery.of(replace(query, fields=None))
+    assert pg_lexical.scores(pg.conn, lexical, [1.0], list(fts5), lx=PARTS) == fts5
+    return expected
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    terms=st.lists(phrases, min_size=1, max_size=4, unique=True),
+    scoring=st.lists(phrases, max_size=2, unique=True),
+    excluded=st.lists(phrases, max_size=2, unique=True),
+    counted=st.lists(st.booleans(), max_size=6),
+    limit=st.integers(1, 40),
+)
+def test_random_queries_rank_parts_as_fts5(
+    parts_corpus: Twin,
+    terms: list[Phrase],
+    scoring: list[Phrase],
+    excluded: list[Phrase],
+    counted: list[bool],
+    limit: int,
+) -> None:
+    scoring = [p for p in scoring if p not in terms]
+    excluded = [p for p in excluded if p not in terms and p not in scoring]
+    counts = tuple((p, 3) for p, c in zip([*terms, *scoring], counted, strict=False) if c)
+    # A field restriction is ignored for parts (a part is body text), on both backends.
+    query = TextQuery(
+        tuple(terms), tuple(scoring), tuple(excluded), fields=("title",), counts=counts
+    )
+    assert_same_parts(parts_corpus, query, limit)
+
+
+def test_parts_follow_updates_and_deletes(parts_corpus: Twin) -> None:
+    rng = random.Random(3)
+    twin, pg = parts_corpus, parts_corpus.pg
+    twin.delete(sorted(twin.paths)[::4])
+    notes = [(f"a/new{i}.md", random_fields(rng, 10)) for i in range(8)]
+    twin.add(notes, [random_parts(rng) for _ in notes])
+    stored = twin.sqlite.query("SELECT count(*) FROM sections")[0][0]
+    assert pg.query("SELECT docs FROM part_stats") == [(stored,)]
+    query = TextQuery((("去", "重"), ("jira",)), (("的",),))
+    assert assert_same_parts(twin, query, 15)
+    twin.delete(sorted(twin.paths))  # deleting every note leaves no part and no term
+    assert pg.query("SELECT docs, tokens FROM part_stats") == [(0, 0)]
+    assert pg.query("SELECT count(*) FROM part_terms") == [(0,)]
+    assert pg.query("SELECT count(*) FROM sections") == [(0,)]
+
+
+def test_ties_between_parts_go_by_part_id(tmp_path: Path, pg_url: str) -> None:
+    """30 notes of two equal parts each: the cut and each note's best part fall alike."""
+    twin = make_twin(tmp_path, pg_url)
+    notes = [(f"z{30 - i:02d}.md", ("", "", "", f"rule {EVERY_NOTE}")) for i in range(30)]
+    same = [(0, 9, f"rule x {EVERY_NOTE}"), (10, 19, f"rule x {EVERY_NOTE}")]
+    twin.add(notes, [list(same) for _ in notes])
+    got = assert_same_parts(twin, TextQuery((("rule",),)), 7)
+    assert len(got) == 4 and all(span[1:] == (0, 9) for span in got.values())

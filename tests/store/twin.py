@@ -18,9 +18,10 @@ from lore.store.sqlite_search import fts_match
 
 WEIGHTS = [4.0, 3.0, 1.0, 1.0]
 Fields = tuple[str, str, str, str]
+Section = tuple[int, int, str]  # (start, end, token stream): lore.derive.sections
 
 
-def note_row(path: str, fields: Fields) -> NoteRow:
+def note_row(path: str, fields: Fields, sections: list[Section] | None = None) -> NoteRow:
     return NoteRow(
         path=path,
         title=path,
@@ -41,6 +42,7 @@ def note_row(path: str, fields: Fields) -> NoteRow:
         tags=[],
         links=[],
         fts=fields,
+        sections=sections or [],
     )
 
 
@@ -51,14 +53,21 @@ class Twin:
     paths: dict[int, str] = field(default_factory=dict)
     fields: dict[int, Fields] = field(default_factory=dict)
 
-    def add(self, notes: Sequence[tuple[str, Fields]]) -> list[int]:
+    def add(
+        self, notes: Sequence[tuple[str, Fields]], sections: Sequence[list[Section]] = ()
+    ) -> list[int]:
+        """Write the notes (and each one's parts, when given) to both stores."""
+        parts = list(sections) or [[] for _ in notes]
         ids = []
         df: Counter[str] = Counter()
         for _path, fields in notes:
             df.update(distinct_terms(fields))
         for store in (self.sqlite, self.pg):
             with store.transaction():
-                ids = [store.upsert_note(note_row(path, f), None) for path, f in notes]
+                ids = [
+                    store.upsert_note(note_row(path, f, p), None)
+                    for (path, f), p in zip(notes, parts, strict=True)
+                ]
                 store.apply_df(df)
         for note_id, (path, fields) in zip(ids, notes, strict=True):
             self.paths[note_id] = path

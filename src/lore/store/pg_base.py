@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
 from . import pg_postings
+from .pg_schema import PARTS
 
 if TYPE_CHECKING:
     import psycopg
@@ -86,6 +87,7 @@ class PgBase:
     _statements: int = 0  # statements this connection ran (the generation's second half)
     busy_timeout_ms: int = BUSY_TIMEOUT_MS  # how long a write waits for another writer
     _pending: pg_postings.Pending  # full-text statistics written, not yet applied
+    _part_pending: pg_postings.Pending  # the same for the notes' parts (PARTS)
 
     def _connect(self, url: str) -> None:
         try:
@@ -96,7 +98,7 @@ class PgBase:
                 hint=install_hint("postgres"),
             ) from None
         self.Error = psycopg.Error
-        self._pending = pg_postings.Pending()
+        self._pending, self._part_pending = pg_postings.Pending(), pg_postings.Pending()
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -154,13 +156,16 @@ class PgBase:
                 yield
                 self.lexical()  # the statistics are whole before the commit
             finally:
-                self._pending = pg_postings.Pending()  # applied, or rolled back with the rest
+                # applied, or rolled back with the rest
+                self._pending, self._part_pending = pg_postings.Pending(), pg_postings.Pending()
             self.execute("UPDATE generation SET n = n + 1")
 
     def lexical(self) -> psycopg.Connection[Any]:
         """The connection, for lore.store.pg_lexical, with the statistics up to date."""
         if self._pending:
             pg_postings.flush(self.conn, self._pending)
+        if self._part_pending:
+            pg_postings.flush(self.conn, self._part_pending, PARTS)
         return self.conn
 
     @contextmanager

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .pg_postings import bigram, is_pair_token
-from .pg_schema import LEX_COLUMNS
+from .pg_schema import LEX_COLUMNS, NOTES, Lexicon
 from .query import EVERY_NOTE, TextQuery
 
 if TYPE_CHECKING:
@@ -58,8 +58,6 @@ B = 0.75
 IDF_FLOOR = 1e-6  # FTS5's floor for a phrase most notes hold
 TIE_MARGIN = 20  # rows past the limit fetched to settle ties at the cut
 NEAR = 1e-9  # relative score distance within which two notes are re-scored exactly
-_COLUMNS = len(LEX_COLUMNS)
-_TF = ", ".join(f"tf_{name}" for name in LEX_COLUMNS)
 
 Phrase = tuple[str, ...]
 Columns = tuple[int, ...] | None  # the columns a query matches in (None: every one)
@@ -68,9 +66,9 @@ Columns = tuple[int, ...] | None  # the columns a query matches in (None: every 
 # -- statistics ------------------------------------------------------------------------------
 
 
-def index_size(conn: Connection) -> tuple[int, int]:
-    """(notes, tokens) in the index."""
-    row = conn.execute("SELECT docs, tokens FROM lex_stats").fetchone()
+def index_size(conn: Connection, lx: Lexicon = NOTES) -> tuple[int, int]:
+    """(documents, tokens) in the index."""
+    row = conn.execute(f"SELECT docs, tokens FROM {lx.stats}").fetchone()
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
@@ -170,7 +168,11 @@ def _pattern(phrase: Phrase) -> str:
 
 
 def _count_phrase(
-    conn: Connection, phrase: Phrase, columns: Columns, terms: Mapping[str, tuple[int, int]]
+    conn: Connection,
+    phrase: Phrase,
+    columns: Columns,
+    terms: Mapping[str, tuple[int, int]],
+    lx: Lexicon,
 ) -> _Counted:
     anchors = _anchors(phrase)
     if any(a not in terms for a in anchors):
@@ -178,13 +180,14 @@ def _count_phrase(
     anchors.sort(key=lambda a: terms[a][1])  # the rarest first: it says where to look
     first, *rest = (terms[a][0] for a in anchors)
     pattern = _pattern(phrase)
-    counts = ", ".join(f"regexp_count(' ' || d.{c} || ' ', %(p)s)" for c in LEX_COLUMNS)
+    counts = ", ".join(f"regexp_count(' ' || d.{c} || ' ', %(p)s)" for c in lx.columns)
+    doc = lx.doc
     rows = conn.execute(
-        f"SELECT d.note_id, d.len, {counts} FROM lex_postings p0"
-        " JOIN lex_docs d ON d.note_id = p0.note_id WHERE p0.term_id = %(first)s"
+        f"SELECT d.{doc}, d.len, {counts} FROM {lx.postings} p0"
+        f" JOIN {lx.docs} d ON d.{doc} = p0.{doc} WHERE p0.term_id = %(first)s"
         + "".join(
-            f" AND EXISTS (SELECT 1 FROM lex_postings p WHERE p.term_id = %(t{i})s"
-            " AND p.note_id = p0.note_id)"
+            f" AND EXISTS (SELECT 1 FROM {lx.postings} p WHERE p.term_id = %(t{i})s"
+            f" AND p.{doc} = p0.{doc})"
             for i in range(len(rest))
         ),
         {"p": pattern, "first": first, **{f"t{i}": t for i, t in enumerate(rest)}},
@@ -203,6 +206,7 @@ def _count_phrase(
 class _Resolved:
     """The query with every phrase resolved to a term id or to its counted notes."""
 
+    lx: Lexicon
     notes: int
     avgdl: float
     weights: tuple[float, ...]
@@ -221,24 +225,27 @@ class _Resolved:
         )
 
 
-def _resolve(conn: Connection, query: LexicalQuery, weights: Sequence[float]) -> _Resolved:
-    notes, tokens = index_size(conn)
+def _resolve(
+    conn: Connection, query: LexicalQuery, weights: Sequence[float], lx: Lexicon
+) -> _Resolved:
+    notes, tokens = index_size(conn, lx)
     phrases = query.phrases()
     wanted: list[str] = []
     for phrase in (*phrases, *query.excluded):
         key = _direct(phrase)
         wanted += [key] if key is not None else _anchors(phrase)
     if query.columns is None:
-        found = conn.execute("SELECT term, id, df FROM lex_terms WHERE term = ANY(%s)", (wanted,))
+        found = conn.execute(f"SELECT term, id, df FROM {lx.terms} WHERE term = ANY(%s)", (wanted,))
     else:  # the notes holding the term in those columns (FTS5's IDF under a column filter)
         found = conn.execute(
-            "SELECT t.term, t.id, count(p.note_id) FROM lex_terms t LEFT JOIN lex_postings p"
-            f" ON p.term_id = t.id AND ({_in_columns(query.columns)}) WHERE t.term = ANY(%s)"
+            f"SELECT t.term, t.id, count(p.{lx.doc}) FROM {lx.terms} t LEFT JOIN {lx.postings} p"
+            f" ON p.term_id = t.id AND ({_in_columns(lx, query.columns)}) WHERE t.term = ANY(%s)"
             " GROUP BY t.term, t.id",
             (wanted,),
         )
     terms = {str(term): (int(tid), int(df)) for term, tid, df in found}
     resolved = _Resolved(
+        lx=lx,
         notes=notes,
         avgdl=tokens / notes if notes else 1.0,
         weights=tuple(float(w) for w in weights),
@@ -264,7 +271,7 @@ def _resolve(conn: Connection, query: LexicalQuery, weights: Sequence[float]) ->
                 resolved.direct[index] = (tid, idf(notes, holding), is_generating)
         else:
             if phrase not in counted_cache:
-                counted_cache[phrase] = _count_phrase(conn, phrase, query.columns, terms)
+                counted_cache[phrase] = _count_phrase(conn, phrase, query.columns, terms, lx)
             counted = counted_cache[phrase]
             if counted.per_note:
                 resolved.counted[index] = (counted, idf(notes, counted.holding), is_generating)
@@ -274,7 +281,7 @@ def _resolve(conn: Connection, query: LexicalQuery, weights: Sequence[float]) ->
             if key in terms:
                 resolved.excluded_ids.append(terms[key][0])
         else:
-            counted = _count_phrase(conn, phrase, query.columns, terms)
+            counted = _count_phrase(conn, phrase, query.columns, terms, lx)
             resolved.excluded_notes |= set(counted.per_note)
     return resolved
 
@@ -293,16 +300,16 @@ def _weighted(weights: Sequence[float], per_column: Sequence[int]) -> float:
     return total
 
 
-def _in_columns(columns: tuple[int, ...], alias: str = "p") -> str:
-    return " OR ".join(f"{alias}.tf_{LEX_COLUMNS[c]} > 0" for c in columns)
+def _in_columns(lx: Lexicon, columns: tuple[int, ...], alias: str = "p") -> str:
+    return " OR ".join(f"{alias}.tf_{lx.columns[c]} > 0" for c in columns)
 
 
-def _f_sql(weights: Sequence[float], columns: Columns) -> str:
+def _f_sql(lx: Lexicon, weights: Sequence[float], columns: Columns) -> str:
     return (
         "("
         + " + ".join(
             f"p.tf_{c} * {float(w)!r}::float8"
-            for i, (c, w) in enumerate(zip(LEX_COLUMNS, weights, strict=True))
+            for i, (c, w) in enumerate(zip(lx.columns, weights, strict=True))
             if columns is None or i in columns
         )
         + ")"
@@ -326,8 +333,9 @@ def _candidates(
             counted_rows.append(
                 (note_id, counted.lengths[note_id], idf_, gen, _weighted(r.weights, per_column))
             )
-    column_filter = f" WHERE ({_in_columns(r.columns)})" if r.columns is not None else ""
-    f = _f_sql(r.weights, r.columns)
+    lx, doc = r.lx, r.lx.doc
+    column_filter = f" WHERE ({_in_columns(lx, r.columns)})" if r.columns is not None else ""
+    f = _f_sql(lx, r.weights, r.columns)
     every = ""
     if r.every is not None:
         w = float(r.weights[-1])
@@ -337,26 +345,26 @@ def _candidates(
         )
     excluded = ""
     if r.excluded_ids:
-        in_columns = f" AND ({_in_columns(r.columns, 'x')})" if r.columns is not None else ""
+        in_columns = f" AND ({_in_columns(lx, r.columns, 'x')})" if r.columns is not None else ""
         excluded += (
-            " AND NOT EXISTS (SELECT 1 FROM lex_postings x WHERE x.term_id = ANY(%(x_ids)s)"
-            f" AND x.note_id = s.note_id{in_columns})"
+            f" AND NOT EXISTS (SELECT 1 FROM {lx.postings} x WHERE x.term_id = ANY(%(x_ids)s)"
+            f" AND x.{doc} = s.doc{in_columns})"
         )
     if r.excluded_notes:
-        excluded += " AND NOT s.note_id = ANY(%(x_notes)s)"
+        excluded += " AND NOT s.doc = ANY(%(x_notes)s)"
     sql = (
         "WITH q AS (SELECT * FROM unnest(%(ids)s::int4[], %(idfs)s::float8[], %(gens)s::bool[])"
         " AS q(term_id, idf, gen)),"
         " hits AS ("
-        f"SELECT p.note_id, p.len, q.gen, {_term_sql(f)} AS c"
-        f" FROM q JOIN lex_postings p ON p.term_id = q.term_id{column_filter}"
-        " UNION ALL SELECT v.note_id, v.len, v.gen, v.idf * ((v.f * %(k1p1)s) / (v.f + %(k1)s"
+        f"SELECT p.{doc} AS doc, p.len, q.gen, {_term_sql(f)} AS c"
+        f" FROM q JOIN {lx.postings} p ON p.term_id = q.term_id{column_filter}"
+        " UNION ALL SELECT v.doc, v.len, v.gen, v.idf * ((v.f * %(k1p1)s) / (v.f + %(k1)s"
         " * (%(omb)s + %(b)s * v.len / %(avgdl)s))) FROM unnest(%(v_notes)s::int4[],"
         " %(v_lens)s::int4[], %(v_idfs)s::float8[], %(v_gens)s::bool[], %(v_fs)s::float8[])"
-        " AS v(note_id, len, idf, gen, f)),"
-        " s AS (SELECT note_id, max(len) AS len, sum(c) AS c FROM hits GROUP BY note_id"
+        " AS v(doc, len, idf, gen, f)),"
+        " s AS (SELECT doc, max(len) AS len, sum(c) AS c FROM hits GROUP BY doc"
         " HAVING bool_or(gen))"
-        f" SELECT s.note_id, s.c{every} AS score FROM s WHERE true{excluded}"
+        f" SELECT s.doc, s.c{every} AS score FROM s WHERE true{excluded}"
         f"{' AND ' + where if where else ''}"
         " ORDER BY score DESC" + (" LIMIT %(limit)s" if limit is not None else "")
     )
@@ -393,8 +401,8 @@ def _exact(conn: Connection, r: _Resolved, note_ids: list[int]) -> dict[int, flo
         by_term.setdefault(tid, []).append(index)
     if by_term and note_ids:
         for tid, note_id, size, *counts in conn.execute(
-            f"SELECT term_id, note_id, len, {_TF} FROM lex_postings"
-            " WHERE term_id = ANY(%s) AND note_id = ANY(%s)",
+            f"SELECT term_id, {r.lx.doc}, len, {r.lx.tf} FROM {r.lx.postings}"
+            f" WHERE term_id = ANY(%s) AND {r.lx.doc} = ANY(%s)",
             (list(by_term), note_ids),
         ):
             per_column = _masked(counts, r.columns)
@@ -412,7 +420,8 @@ def _exact(conn: Connection, r: _Resolved, note_ids: list[int]) -> dict[int, flo
         lengths.update(
             (int(n), int(size))
             for n, size in conn.execute(
-                "SELECT note_id, len FROM lex_docs WHERE note_id = ANY(%s)", (missing,)
+                f"SELECT {r.lx.doc}, len FROM {r.lx.docs} WHERE {r.lx.doc} = ANY(%s)",
+                (missing,),
             )
         )
     idfs = {i: v[1] for i, v in r.direct.items()} | {i: v[1] for i, v in r.counted.items()}
@@ -443,14 +452,15 @@ def rank(
     *,
     where: str = "",
     params: Mapping[str, Any] | None = None,
+    lx: Lexicon = NOTES,
 ) -> list[tuple[int, float]]:
     """(note id, BM25 score as a positive number rounded to 6 places) of the best `limit`
     notes, best first, equal scores ordered by `order_key` (note ids -> their paths): what
     lore.retrieve.search.rank returns on SQLite.
 
-    `where`: an extra condition on candidates (the column `s.note_id`), with named
+    `where`: an extra condition on candidates (the column `s.doc`), with named
     `params`: where compiled search filters go."""
-    r = _resolve(conn, query, weights)
+    r = _resolve(conn, query, weights, lx)
     if r.notes == 0 or r.empty:
         return []
     rows = _candidates(conn, r, limit + TIE_MARGIN, where, params or {})
@@ -466,11 +476,15 @@ def rank(
 
 
 def scores(
-    conn: Connection, query: LexicalQuery, weights: Sequence[float], note_ids: Sequence[int]
+    conn: Connection,
+    query: LexicalQuery,
+    weights: Sequence[float],
+    note_ids: Sequence[int],
+    lx: Lexicon = NOTES,
 ) -> dict[int, float]:
     """FTS5's bm25 of these notes as a positive number, unrounded, bit for bit (with one
     column's weight alone, a field's share: --explain's per-field scores)."""
-    r = _resolve(conn, query, weights)
+    r = _resolve(conn, query, weights, lx)
     return _exact(conn, r, list(note_ids)) if r.notes and note_ids else {}
 
 
@@ -480,10 +494,11 @@ def matching(
     *,
     where: str = "",
     params: Mapping[str, Any] | None = None,
+    lx: Lexicon = NOTES,
 ) -> list[int]:
     """Notes holding a generating phrase and no excluded one (and passing `where`)."""
     plain = LexicalQuery(query.generating, excluded=query.excluded, columns=query.columns)
-    r = _resolve(conn, plain, [1.0] * _COLUMNS)
+    r = _resolve(conn, plain, [1.0] * lx.width, lx)
     if r.notes == 0 or r.empty:
         return []
     return [n for n, _s in _candidates(conn, r, None, where, params or {})]

@@ -11,6 +11,7 @@ from typing import Any
 
 from . import pg_postings
 from .pg_base import PgBase
+from .pg_schema import PARTS
 from .rows import NoteRecord, NoteRow, StoredStat, Unreadable
 
 AUTHOR_CATEGORY = (
@@ -75,10 +76,12 @@ class PgNotes(PgBase):
     def clear_search_index(self) -> None:
         """Empty the full-text index and the document frequencies (rebuild re-fills them),
         and drop tag and link rows that belong to no note (rebuild re-derives the rest)."""
-        self._pending = pg_postings.Pending()
+        self._pending, self._part_pending = pg_postings.Pending(), pg_postings.Pending()
         for sql in (
             "TRUNCATE lex_postings, lex_docs, lex_terms, term_df",
             "UPDATE lex_stats SET docs = 0, tokens = 0",
+            "TRUNCATE sections, part_postings, part_docs, part_terms",
+            "UPDATE part_stats SET docs = 0, tokens = 0",
             "DELETE FROM tags WHERE note_id NOT IN (SELECT id FROM notes)",
             "DELETE FROM links WHERE note_id NOT IN (SELECT id FROM notes)",
         ):
@@ -137,12 +140,44 @@ class PgNotes(PgBase):
             [(note_id, target, target.casefold()) for target in row.links],
         )
         pg_postings.write_notes(self.conn, [(note_id, row.fts)], self._pending)
+        self.insert_sections(note_id, row.sections)
         return note_id
+
+    def insert_sections(self, note_id: int, sections: list[tuple[int, int, str]]) -> None:
+        """The note's body parts (lore.derive.sections), indexed as PARTS documents. Part
+        ids are taken in order, as SQLite's rowids are: ties between parts go by them."""
+        if not sections:
+            return
+        ids = sorted(
+            int(r[0])
+            for r in self.query(
+                "SELECT nextval(pg_get_serial_sequence('sections', 'id'))"
+                " FROM generate_series(1, %s)",
+                (len(sections),),
+            )
+        )
+        self.executemany(
+            'INSERT INTO sections(id, note_id, start, "end") VALUES (%s, %s, %s, %s)',
+            [
+                (pid, note_id, start, end)
+                for pid, (start, end, _t) in zip(ids, sections, strict=True)
+            ],
+        )
+        parts = [(pid, (tokens,)) for pid, (_s, _e, tokens) in zip(ids, sections, strict=True)]
+        pg_postings.write_notes(self.conn, parts, self._part_pending, PARTS)
+
+    def _delete_sections(self, note_id: int) -> None:
+        ids = [
+            int(r[0])
+            for r in self.query("DELETE FROM sections WHERE note_id = %s RETURNING id", (note_id,))
+        ]
+        pg_postings.delete_notes(self.conn, ids, self._part_pending, PARTS)
 
     def _delete_derived(self, note_id: int) -> None:
         self.execute("DELETE FROM tags WHERE note_id = %s", (note_id,))
         self.execute("DELETE FROM links WHERE note_id = %s", (note_id,))
         pg_postings.delete_notes(self.conn, [note_id], self._pending)
+        self._delete_sections(note_id)
 
     def delete_note(self, note_id: int) -> None:
         self._delete_derived(note_id)

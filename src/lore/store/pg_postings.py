@@ -15,16 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .pg_schema import LEX_COLUMNS
+from .pg_schema import NOTES, Lexicon
 
 if TYPE_CHECKING:
     import psycopg
 
     Connection = psycopg.Connection[Any]
-
-_COLUMNS = len(LEX_COLUMNS)
-_TF = ", ".join(f"tf_{name}" for name in LEX_COLUMNS)
-_DF = ", ".join(f"df_{name}" for name in LEX_COLUMNS)
 
 
 # -- the token stream → postings ------------------------------------------------------------
@@ -58,7 +54,7 @@ def note_postings(fields: Sequence[str]) -> tuple[int, dict[str, list[int]]]:
             for term, n in source.items():
                 row = counts.get(term)
                 if row is None:
-                    row = counts[term] = [0] * _COLUMNS
+                    row = counts[term] = [0] * len(fields)
                 row[column] = n
     return size, counts
 
@@ -84,14 +80,16 @@ class Pending:
         for term, per_column in counts.items():
             row = self.df.get(term)
             if row is None:
-                row = self.df[term] = [0] * (_COLUMNS + 1)
+                row = self.df[term] = [0] * (len(per_column) + 1)
             row[0] += sign
             for i, n in enumerate(per_column, 1):
                 if n:
                     row[i] += sign
 
 
-def _term_ids(conn: Connection, terms: Iterable[str], *, create: bool) -> dict[str, int]:
+def _term_ids(
+    conn: Connection, terms: Iterable[str], *, create: bool, lx: Lexicon
+) -> dict[str, int]:
     keys = sorted(set(terms))
     if not keys:
         return {}
@@ -99,36 +97,38 @@ def _term_ids(conn: Connection, terms: Iterable[str], *, create: bool) -> dict[s
         # Sorted, so two writers adding the same new terms wait for each other, never
         # deadlock (each unique-index entry is taken in the same order).
         conn.execute(
-            "INSERT INTO lex_terms (term) SELECT t FROM unnest(%s::text[]) AS t ORDER BY t"
+            f"INSERT INTO {lx.terms} (term) SELECT t FROM unnest(%s::text[]) AS t ORDER BY t"
             " ON CONFLICT (term) DO NOTHING",
             (keys,),
         )
-    rows = conn.execute("SELECT term, id FROM lex_terms WHERE term = ANY(%s)", (keys,))
+    rows = conn.execute(f"SELECT term, id FROM {lx.terms} WHERE term = ANY(%s)", (keys,))
     return {str(term): int(tid) for term, tid in rows}
 
 
-def flush(conn: Connection, pending: Pending) -> None:
+def flush(conn: Connection, pending: Pending, lx: Lexicon = NOTES) -> None:
     """Apply the pending changes to the statistics (in the caller's transaction), in key
     order, and forget them."""
     if not pending:
         return
-    ids = _term_ids(conn, pending.df, create=False)
+    ids = _term_ids(conn, pending.df, create=False, lx=lx)
     changed = sorted((ids[t], d) for t, d in pending.df.items() if any(d))
     if changed:
         order = [tid for tid, _d in changed]
-        conn.execute("SELECT 1 FROM lex_terms WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (order,))
+        conn.execute(
+            f"SELECT 1 FROM {lx.terms} WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (order,)
+        )
         columns = list(zip(*(d for _tid, d in changed), strict=True))
         conn.execute(
-            "UPDATE lex_terms t SET df = t.df + d.df,"
-            + ", ".join(f" df_{c} = t.df_{c} + d.df_{c}" for c in LEX_COLUMNS)
-            + f" FROM unnest(%s::int4[], %s::int4[], {', '.join(['%s::int4[]'] * _COLUMNS)})"
-            f" AS d(id, df, {_DF}) WHERE t.id = d.id",
+            f"UPDATE {lx.terms} t SET df = t.df + d.df,"
+            + ", ".join(f" df_{c} = t.df_{c} + d.df_{c}" for c in lx.columns)
+            + f" FROM unnest(%s::int4[], %s::int4[], {', '.join(['%s::int4[]'] * lx.width)})"
+            f" AS d(id, df, {lx.df}) WHERE t.id = d.id",
             (order, *[list(c) for c in columns]),
         )
-        conn.execute("DELETE FROM lex_terms WHERE id = ANY(%s) AND df <= 0", (order,))
+        conn.execute(f"DELETE FROM {lx.terms} WHERE id = ANY(%s) AND df <= 0", (order,))
     if pending.docs or pending.tokens:
         conn.execute(
-            "UPDATE lex_stats SET docs = docs + %s, tokens = tokens + %s",
+            f"UPDATE {lx.stats} SET docs = docs + %s, tokens = tokens + %s",
             (pending.docs, pending.tokens),
         )
     pending.df.clear()
@@ -136,7 +136,10 @@ def flush(conn: Connection, pending: Pending) -> None:
 
 
 def write_notes(
-    conn: Connection, notes: Sequence[tuple[int, Sequence[str]]], pending: Pending
+    conn: Connection,
+    notes: Sequence[tuple[int, Sequence[str]]],
+    pending: Pending,
+    lx: Lexicon = NOTES,
 ) -> None:
     """Index these notes ((note id, token streams in LEX_COLUMNS order)); none of them may
     be indexed already (delete_notes first when a note changed). Their statistics are
@@ -152,28 +155,31 @@ def write_notes(
         pending.docs += 1
         pending.tokens += size
         terms.update(counts)
-    ids = _term_ids(conn, terms, create=True)
+    ids = _term_ids(conn, terms, create=True, lx=lx)
     with conn.cursor() as cur:
         with cur.copy(
-            f"COPY lex_postings (term_id, note_id, len, {_TF}) FROM STDIN (FORMAT BINARY)"
+            f"COPY {lx.postings} (term_id, {lx.doc}, len, {lx.tf}) FROM STDIN (FORMAT BINARY)"
         ) as copy:
-            copy.set_types(["int4", "int8"] + ["int4"] * (1 + _COLUMNS))
+            copy.set_types(["int4", "int8"] + ["int4"] * (1 + lx.width))
             for note_id, size, counts in derived:
                 for term, per_column in counts.items():
                     copy.write_row((ids[term], note_id, size, *per_column))
-        with cur.copy(f"COPY lex_docs (note_id, len, {', '.join(LEX_COLUMNS)}) FROM STDIN") as copy:
+        columns = ", ".join(lx.columns)
+        with cur.copy(f"COPY {lx.docs} ({lx.doc}, len, {columns}) FROM STDIN") as copy:
             for (note_id, fields), (_nid, size, _c) in zip(notes, derived, strict=True):
                 copy.write_row((note_id, size, *fields))
 
 
-def delete_notes(conn: Connection, note_ids: Sequence[int], pending: Pending) -> None:
+def delete_notes(
+    conn: Connection, note_ids: Sequence[int], pending: Pending, lx: Lexicon = NOTES
+) -> None:
     """Take these notes out of the index (ids not indexed are ignored); their statistics
     are taken out of `pending`."""
     if not note_ids:
         return
     pairs: list[tuple[str, int]] = []
     rows = conn.execute(
-        f"SELECT note_id, {', '.join(LEX_COLUMNS)} FROM lex_docs WHERE note_id = ANY(%s)",
+        f"SELECT {lx.doc}, {', '.join(lx.columns)} FROM {lx.docs} WHERE {lx.doc} = ANY(%s)",
         (list(note_ids),),
     ).fetchall()
     for note_id, *fields in rows:
@@ -182,10 +188,10 @@ def delete_notes(conn: Connection, note_ids: Sequence[int], pending: Pending) ->
         pending.docs -= 1
         pending.tokens -= size
         pairs.extend((term, int(note_id)) for term in counts)
-    ids = _term_ids(conn, {t for t, _n in pairs}, create=False)
+    ids = _term_ids(conn, {t for t, _n in pairs}, create=False, lx=lx)
     conn.execute(
-        "DELETE FROM lex_postings p USING unnest(%s::int4[], %s::int8[]) AS d(term_id, note_id)"
-        " WHERE p.term_id = d.term_id AND p.note_id = d.note_id",
+        f"DELETE FROM {lx.postings} p USING unnest(%s::int4[], %s::int8[]) AS d(term_id, doc)"
+        f" WHERE p.term_id = d.term_id AND p.{lx.doc} = d.doc",
         ([ids[t] for t, _n in pairs], [n for _t, n in pairs]),
     )
-    conn.execute("DELETE FROM lex_docs WHERE note_id = ANY(%s)", ([int(r[0]) for r in rows],))
+    conn.execute(f"DELETE FROM {lx.docs} WHERE {lx.doc} = ANY(%s)", ([int(r[0]) for r in rows],))

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from . import pg_lexical
 from .pg_base import PgBase
 from .pg_notes import AUTHOR_CATEGORY
+from .pg_schema import PARTS
 from .query import EVERY_NOTE, Filters, TextQuery
 from .rows import HitRow, NameRow
 from .schema import FTS_COLUMNS
@@ -128,15 +130,18 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     return "".join(f" AND {c}" for c in clauses), params
 
 
-def _candidate_filter(filters: Filters) -> tuple[str, dict[str, Any]]:
-    """The filters as a condition on pg_lexical's candidates (`s.note_id`)."""
+def _candidate_filter(
+    filters: Filters, notes: str = "SELECT n.id FROM notes n"
+) -> tuple[str, dict[str, Any]]:
+    """The filters as a condition on pg_lexical's candidates (`s.doc`): the documents
+    `notes` selects (a note's id by default; a part's, for the parts) from `notes n`."""
     where, params = filter_sql(filters)
     if not where:
         return "", {}
     named = {f"f{i}": value for i, value in enumerate(params)}
     counter = iter(range(len(params)))
     sql = re.sub(r"%s", lambda _m: f"%(f{next(counter)})s", where[len(" AND ") :])
-    return f"s.note_id IN (SELECT n.id FROM notes n WHERE {sql})", named
+    return f"s.doc IN ({notes} WHERE {sql})", named
 
 
 class PgSearch(PgBase):
@@ -199,6 +204,48 @@ class PgSearch(PgBase):
             params=params,
         )
 
+    def rank_sections(
+        self, query: TextQuery, filters: Filters, limit: int, ids: list[int] | None = None
+    ) -> dict[int, tuple[float, int, int]]:
+        """note id -> (BM25 of its best part, the part's span), over the best `limit` parts
+        (ties by part id), or with `ids` over every part of these notes: what
+        lore.store.sqlite_search ranks over fts_sections, from the PARTS tables."""
+        lexical = pg_lexical.LexicalQuery.of(replace(query, fields=None))
+        conn = self.lexical()
+        if ids is not None:
+            among = {"among": list(ids)}
+            where = "s.doc IN (SELECT id FROM sections WHERE note_id = ANY(%(among)s))"
+            found = pg_lexical.matching(conn, lexical, where=where, params=among, lx=PARTS)
+            exact = pg_lexical.scores(conn, lexical, [1.0], found, lx=PARTS)
+            ranked = [(pid, round(exact[pid], 6)) for pid in sorted(exact)]
+        else:
+            where, params = _candidate_filter(
+                filters, "SELECT p.id FROM sections p JOIN notes n ON n.id = p.note_id"
+            )
+            ranked = pg_lexical.rank(
+                conn,
+                lexical,
+                [1.0],
+                limit,
+                lambda pids: {pid: f"{pid:020d}" for pid in pids},  # ties by part id
+                where=where,
+                params=params,
+                lx=PARTS,
+            )
+        spans = {
+            int(pid): (int(nid), int(start), int(end))
+            for pid, nid, start, end in self.query(
+                'SELECT id, note_id, start, "end" FROM sections WHERE id = ANY(%s)',
+                ([pid for pid, _s in ranked],),
+            )
+        }
+        best: dict[int, tuple[float, int, int]] = {}
+        for pid, score in ranked:  # best first (or in part order): the first best part wins
+            nid, start, end = spans[pid]
+            if nid not in best or score > best[nid][0]:
+                best[nid] = (score, start, end)
+        return best
+
     def count_matches(self, query: TextQuery, filters: Filters) -> int:
         """Notes the query matches that pass the filters."""
         where, params = _candidate_filter(filters)
@@ -222,7 +269,7 @@ class PgSearch(PgBase):
         plain = pg_lexical.LexicalQuery.of(query, scored=False)
         where, params = ("", {})
         if among is not None:
-            where, params = "s.note_id = ANY(%(among)s)", {"among": list(among)}
+            where, params = "s.doc = ANY(%(among)s)", {"among": list(among)}
         return set(pg_lexical.matching(self.lexical(), plain, where=where, params=params))
 
     def holding(self, query: TextQuery) -> set[int]:

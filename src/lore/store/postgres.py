@@ -5,7 +5,8 @@ the same notes and the same query give the same ranking on either backend: full 
 FTS5's bm25 reproduced exactly (lore.store.pg_lexical), vectors are pgvector's (HNSW,
 cosine). A vault is a schema of its own in the database (lore.store.pg_base), bound to the
 vault folder it was made for, as an SQLite index outside its vault is. The SQL is split by
-area into mixins over one connection: notes, search, vectors, memory, interest, checks.
+area into mixins over one connection: notes, search, pinyin, vectors, memory, interest,
+checks.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .pg_checks import PgChecks
 from .pg_interest import PgInterest
 from .pg_memory import PgMemory
 from .pg_notes import PgNotes
+from .pg_pinyin import PgPinyin
 from .pg_schema import MIGRATIONS, SCHEMA_VERSION
 from .pg_search import PgSearch
 from .pg_vectors import PgVectors
@@ -26,7 +28,7 @@ from .sqlite import TOKENIZER_VERSION
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(PgNotes, PgSearch, PgVectors, PgMemory, PgInterest, PgChecks):
+class PostgresStore(PgNotes, PgSearch, PgPinyin, PgVectors, PgMemory, PgInterest, PgChecks):
     """One vault's index in a PostgreSQL database. Not thread-safe: one store per thread."""
 
     def __init__(self, url: str, vault_root: Path) -> None:
