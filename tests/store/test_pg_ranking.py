@@ -45,28 +45,25 @@ def corpus(tmp_path: Path, pg_url: str) -> Twin:
 phrases = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=4).map(tuple)
 
 
-@settings(max_examples=120, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    terms=st.lists(phrases, min_size=1, max_size=5, unique=True),
-    scoring=st.lists(phrases, max_size=3, unique=True),
-    excluded=st.lists(phrases, max_size=2, unique=True),
-    counted=st.lists(st.booleans(), max_size=8),
-    limit=st.integers(1, 30),
-)
-def test_random_queries_rank_as_fts5(
-    corpus: Twin,
-    terms: list[Phrase],
-    scoring: list[Phrase],
-    excluded: list[Phrase],
-    counted: list[bool],
-    limit: int,
-) -> None:
-    scoring = [p for p in scoring if p not in terms]
-    excluded = [p for p in excluded if p not in terms and p not in scoring]
-    # Some phrases count three times, as lore's planner weighs a query's words over the
-    # backup characters (TextQuery.counts).
+@st.composite
+def text_queries(draw: st.DrawFn, fields: tuple[str, ...] | None = None) -> TextQuery:
+    """Random generating, scoring and excluded phrases, some counting three times (as
+    lore's planner weighs a query's words over the backup characters: TextQuery.counts)."""
+    terms: list[Phrase] = draw(st.lists(phrases, min_size=1, max_size=5, unique=True))
+    scoring = [p for p in draw(st.lists(phrases, max_size=3, unique=True)) if p not in terms]
+    excluded = [
+        p
+        for p in draw(st.lists(phrases, max_size=2, unique=True))
+        if p not in terms and p not in scoring
+    ]
+    counted = draw(st.lists(st.booleans(), max_size=8))
     counts = tuple((p, 3) for p, c in zip([*terms, *scoring], counted, strict=False) if c)
-    query = TextQuery(tuple(terms), tuple(scoring), tuple(excluded), counts=counts)
+    return TextQuery(tuple(terms), tuple(scoring), tuple(excluded), fields, counts)
+
+
+@settings(max_examples=120, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=text_queries(), limit=st.integers(1, 30))
+def test_random_queries_rank_as_fts5(corpus: Twin, query: TextQuery, limit: int) -> None:
     corpus.assert_same(query, limit)
 
 
@@ -236,29 +233,12 @@ def assert_same_parts(
     return expected
 
 
+# A field restriction is ignored for parts (a part is body text), on both backends.
 @settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    terms=st.lists(phrases, min_size=1, max_size=4, unique=True),
-    scoring=st.lists(phrases, max_size=2, unique=True),
-    excluded=st.lists(phrases, max_size=2, unique=True),
-    counted=st.lists(st.booleans(), max_size=6),
-    limit=st.integers(1, 40),
-)
+@given(query=text_queries(fields=("title",)), limit=st.integers(1, 40))
 def test_random_queries_rank_parts_as_fts5(
-    parts_corpus: Twin,
-    terms: list[Phrase],
-    scoring: list[Phrase],
-    excluded: list[Phrase],
-    counted: list[bool],
-    limit: int,
+    parts_corpus: Twin, query: TextQuery, limit: int
 ) -> None:
-    scoring = [p for p in scoring if p not in terms]
-    excluded = [p for p in excluded if p not in terms and p not in scoring]
-    counts = tuple((p, 3) for p, c in zip([*terms, *scoring], counted, strict=False) if c)
-    # A field restriction is ignored for parts (a part is body text), on both backends.
-    query = TextQuery(
-        tuple(terms), tuple(scoring), tuple(excluded), fields=("title",), counts=counts
-    )
     assert_same_parts(parts_corpus, query, limit)
 
 
@@ -286,3 +266,12 @@ def test_ties_between_parts_go_by_part_id(tmp_path: Path, pg_url: str) -> None:
     twin.add(notes, [list(same) for _ in notes])
     got = assert_same_parts(twin, TextQuery((("rule",),)), 7)
     assert len(got) == 4 and all(span[1:] == (0, 9) for span in got.values())
+
+
+def test_a_damaged_part_statistic_is_found(parts_corpus: Twin) -> None:
+    pg = parts_corpus.pg
+    assert pg.fts_check() is None
+    pg.execute("UPDATE part_terms SET df = df + 1 WHERE term = 'jira'")
+    pg.execute("UPDATE part_stats SET tokens = tokens + 1")
+    problem = pg.fts_check() or ""
+    assert "part count differs from their postings" in problem and "parts and" in problem

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .pg_base import PgBase
-from .pg_schema import MIGRATIONS, VECTOR_TABLE
+from .pg_schema import MIGRATIONS, NOTES, PARTS, VECTOR_TABLE
 
 _CREATED = re.compile(r"CREATE TABLE (\w+)")
 _VEC_DIM = re.compile(r"vector\((\d+)\)")
@@ -65,17 +65,20 @@ class PgChecks(PgBase):
         """The full-text statistics against what they summarise; None when they agree."""
         problems = []
         self.lexical()
-        docs, tokens = self.query("SELECT docs, tokens FROM lex_stats")[0]
-        held, total = self.query("SELECT count(*), coalesce(sum(len), 0) FROM lex_docs")[0]
-        if (int(docs), int(tokens)) != (int(held), int(total)):
-            problems.append(f"{docs} notes and {tokens} tokens recorded, {held} and {total} held")
-        wrong = self._scalar(
-            "SELECT count(*) FROM lex_terms t LEFT JOIN (SELECT term_id, count(*) AS k"
-            " FROM lex_postings GROUP BY term_id) p ON p.term_id = t.id"
-            " WHERE t.df <> coalesce(p.k, 0)"
-        )
-        if wrong:
-            problems.append(f"{wrong} term(s) whose note count differs from their postings")
+        for lx, what in ((NOTES, "note"), (PARTS, "part")):
+            docs, tokens = self.query(f"SELECT docs, tokens FROM {lx.stats}")[0]
+            held, total = self.query(f"SELECT count(*), coalesce(sum(len), 0) FROM {lx.docs}")[0]
+            if (int(docs), int(tokens)) != (int(held), int(total)):
+                problems.append(
+                    f"{docs} {what}s and {tokens} tokens recorded, {held} and {total} held"
+                )
+            wrong = self._scalar(
+                f"SELECT count(*) FROM {lx.terms} t LEFT JOIN (SELECT term_id, count(*) AS k"
+                f" FROM {lx.postings} GROUP BY term_id) p ON p.term_id = t.id"
+                " WHERE t.df <> coalesce(p.k, 0)"
+            )
+            if wrong:
+                problems.append(f"{wrong} term(s) whose {what} count differs from their postings")
         return "; ".join(problems) or None
 
     def df_drift(self) -> int:

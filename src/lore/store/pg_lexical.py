@@ -32,7 +32,9 @@ writes them):
   do in FTS5, and ties of equal score are ordered by the caller's key (the note's path).
 
 Everything takes plain values (token streams, weights, phrases) and a psycopg connection
-whose `search_path` is the vault's schema; the caller owns transactions. Only the token
+whose `search_path` is the vault's schema; the caller owns transactions. The tables read
+are a Lexicon's (lore.store.pg_schema): the notes' by default, or the notes' parts
+(PARTS, one column: FTS5's `fts_sections`), ranked by the same code. Only the token
 streams the sync gives are indexed: nothing here tokenizes text.
 """
 

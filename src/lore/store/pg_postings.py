@@ -6,6 +6,7 @@ tables; lore.store.pg_lexical ranks from them).
 Terms are the tokens, and the bigrams of two adjacent one-character tokens (most Chinese
 words), so a two-character word is looked up as one term. The statistics (document
 frequencies, notes and tokens) change by `Pending` deltas, applied once per transaction.
+A note's parts are written the same way to the PARTS tables (a part is a document there).
 """
 
 from __future__ import annotations

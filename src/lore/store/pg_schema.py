@@ -18,6 +18,9 @@ from these tables, over the same token stream:
                   them, at any position) and its length.
     lex_stats     notes and tokens in the index (BM25's N and average length).
 
+The notes' parts (lore.derive.sections; `fts_sections` in SQLite) have the same four tables
+of their own, `part_*`, with a part for a document and one column, body (`PARTS`).
+
 Syncs of one vault are serialised by an advisory lock (lore.store.pg_base), so the
 statistics rows are never written by two transactions at once.
 """
