@@ -79,6 +79,7 @@ bench: $(STAMP_BENCH)
 	$(BIN)/python -m bench.realvault
 	$(BIN)/python -m bench.serve_load
 	$(BIN)/python -m bench.serve_screens
+	$(BIN)/python -m bench.pg_parity
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -16,6 +17,14 @@ from typing import Any
 import apsw
 import pytest
 from hypothesis import HealthCheck, settings
+from pg_support import (  # noqa: F401
+    PgServer,
+    drop_database,
+    new_database,
+    pg_server,
+    pg_url,
+    pytest_terminal_summary,
+)
 
 import lore
 
@@ -41,6 +50,52 @@ LORE_ENV = (
 )
 
 Files = Mapping[str, str | bytes]
+
+# The storage backends the modules that ask for `backend` run on (issue 15): SQLite and a
+# real PostgreSQL from tests/pg_support.py. LORE_TEST_BACKENDS=sqlite runs SQLite alone.
+BACKENDS = [
+    name.strip()
+    for name in os.environ.get("LORE_TEST_BACKENDS", "sqlite,postgresql").split(",")
+    if name.strip()
+]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend this module's tests run on (module scope: module-scoped vaults too)."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def backend_db(
+    backend: str, request: pytest.FixtureRequest, tmp_path_factory: Any
+) -> Iterator[Any]:
+    """`db=` for a module-scoped vault on this backend: a file, or a database of its own."""
+    if backend == "sqlite":
+        yield tmp_path_factory.mktemp("index") / "index.sqlite"
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    url = new_database(server)
+    yield url
+    drop_database(server, url)
+
+
+@pytest.fixture
+def on_backend(
+    backend: str,
+    isolated_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> Iterator[str]:
+    """Every vault this test opens without `db=` is indexed on this backend (LORE_DB)."""
+    if backend == "sqlite":
+        yield backend
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    url = new_database(server)
+    monkeypatch.setenv("LORE_DB", url)
+    yield backend
+    drop_database(server, url)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,8 @@
 """Chinese as people type it (issue 17), over a real mixed-script vault: a query in either
 script finds notes in either script, Taiwan words find mainland ones, names and tags are
 found by their pinyin (full, spaced, initials, heteronyms) without drowning a real text
-match, Japanese notes are found by Japanese queries; status and --explain say so."""
+match, Japanese notes are found by Japanese queries; status and --explain say so. On either
+backend (SQLite and PostgreSQL: the same answers)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import build_vault
+from conftest import build_vault, first_index
 
 import lore
+
+pytestmark = pytest.mark.usefixtures("on_backend")  # every vault opened here, both backends
 
 NOTES = {
     "tw/資料庫選型.md": (
@@ -37,13 +40,15 @@ NOTES = {
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_vault(tmp_path_factory.mktemp("chinese") / "vault", NOTES, index=True)
+def root(tmp_path_factory: pytest.TempPathFactory, backend_db: Any) -> Path:
+    return first_index(
+        build_vault(tmp_path_factory.mktemp("chinese") / "vault", NOTES), db=backend_db
+    )
 
 
 @pytest.fixture(scope="module")
-def vault(root: Path) -> Iterator[lore.Vault]:
-    with lore.open(root) as opened:
+def vault(root: Path, backend_db: Any) -> Iterator[lore.Vault]:
+    with lore.open(root, db=backend_db) as opened:
         yield opened
 
 
@@ -131,10 +136,10 @@ def test_status_counts_the_pinyin_names_a_principal_may_see(vault: lore.Vault) -
     assert int(every.split()[0]) > 5
 
 
-def lore_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def lore_cli(root: Path, db: Any, *args: str) -> subprocess.CompletedProcess[str]:
     lore_bin = Path(sys.executable).parent / "lore"
     return subprocess.run(
-        [str(lore_bin), *args, "--vault", str(root)],
+        [str(lore_bin), *args, "--vault", str(root), "--db", str(db)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -142,16 +147,16 @@ def lore_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_cli_shows_folding_and_pinyin(root: Path) -> None:
-    status = lore_cli(root, "status", "--json")
+def test_the_cli_shows_folding_and_pinyin(root: Path, backend_db: Any) -> None:
+    status = lore_cli(root, backend_db, "status", "--json")
     assert status.returncode == 0, status.stderr
     capabilities = json.loads(status.stdout)["capabilities"]
     assert capabilities["folding"].startswith("Traditional → Simplified")
     assert "names and tags" in capabilities["pinyin"]
-    explained = lore_cli(root, "search", "zhangsan", "--explain")
+    explained = lore_cli(root, backend_db, "search", "zhangsan", "--explain")
     assert explained.returncode == 0, explained.stderr
     assert "matched by pinyin: zhangsan → 张三" in explained.stdout
-    explained = lore_cli(root, "search", "數據庫", "--explain")
+    explained = lore_cli(root, backend_db, "search", "數據庫", "--explain")
     assert "folded (Traditional → Simplified): 數據庫 → 数据库" in explained.stdout
 
 

@@ -7,7 +7,9 @@ note off the top is a ranking regression, not noise.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,9 +20,9 @@ GOLDEN = json.loads((ROOT / "tests" / "golden_queries.json").read_text(encoding=
 
 
 @pytest.fixture(scope="module")
-def sample_vault(tmp_path_factory: pytest.TempPathFactory) -> lore.Vault:
-    db = tmp_path_factory.mktemp("golden") / "index.sqlite"
-    vault = lore.open(ROOT / "examples" / "vault", db=db)
+def sample_vault(backend_db: Any) -> Iterator[lore.Vault]:
+    """The sample vault indexed on each backend (SQLite, PostgreSQL): the same answers."""
+    vault = lore.open(ROOT / "examples" / "vault", db=backend_db)
     report = vault.sync()
     assert not report.skipped and not report.warnings
     yield vault

@@ -1,11 +1,13 @@
 """Search over a small real vault: CJK phrases, exact identifiers, folding, weights, filters,
-reasons for empty results, evidence (snippet, heading, line) and explain."""
+reasons for empty results, evidence (snippet, heading, line) and explain; on each storage
+backend (SQLite and PostgreSQL: the same answers)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import build_vault, one_line_naming
@@ -19,6 +21,7 @@ from lore.retrieve.query import plan
 from lore.retrieve.snippet import build_evidence
 from lore.store.sqlite_search import fts_match
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # every vault opened here, both backends
 OpenVault = Callable[..., lore.Vault]
 MakeVault = Callable[..., Path]
 
@@ -55,9 +58,9 @@ NOTES = {
 
 
 @pytest.fixture(scope="module")
-def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lore.Vault]:
+def vault(tmp_path_factory: pytest.TempPathFactory, backend_db: Any) -> Iterator[lore.Vault]:
     root = build_vault(tmp_path_factory.mktemp("search") / "vault", NOTES)
-    opened = lore.open(root)
+    opened = lore.open(root, db=backend_db)
     report = opened.sync()
     assert len(report.added) == len(NOTES)
     yield opened

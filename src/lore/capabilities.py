@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .index.embed import EmbedReport
     from .index.note_llm_sync import FieldsReport
     from .providers.base import ChatProvider, EmbeddingProvider
-    from .store.sqlite import SqliteStore
+    from .store.base import Store
 
 Progress = Callable[[int, int, str], None]
 MODES = ("mode1", "mode2", "mode3", "mode4")
@@ -48,17 +48,19 @@ class AfterSync:
     notices: list[str] = field(default_factory=list)
 
 
-def _attached(provider: Any, store: SqliteStore) -> Any:
+def _attached(provider: Any, store: Store) -> Any:
     """Give a provider that keeps derived data in the index (local-fast's word table) the
-    index to keep it in."""
+    index to keep it in (an SQLite index: elsewhere the provider keeps it in memory)."""
+    from .store.sqlite import SqliteStore
+
     attach = getattr(provider, "attach", None)
-    if attach is not None:
+    if attach is not None and isinstance(store, SqliteStore):
         attach(store)
     return provider
 
 
 class Capabilities:
-    def __init__(self, settings: Settings, store: SqliteStore) -> None:
+    def __init__(self, settings: Settings, store: Store) -> None:
         self.settings = settings
         self.store = store
         self._embedder: EmbeddingProvider | Absent | None = None
@@ -216,8 +218,13 @@ class Capabilities:
         """The notes' LLM fields (lore.index.note_llm_sync); the stored ones only, without
         an LLM or with `llm_fields` off."""
         from .index.note_llm import FieldSettings
-        from .index.note_llm_sync import refresh_fields
+        from .index.note_llm_sync import FieldsReport, refresh_fields
+        from .store.sqlite import SqliteStore
 
+        if not isinstance(self.store, SqliteStore):
+            if self.settings.llm_fields and chat is not None:
+                self._notice(result, "LLM note fields: not on the PostgreSQL backend yet")
+            return FieldsReport()
         fs = FieldSettings.of(self.settings)
         use = chat if self.settings.llm_fields else None
         if use is not None:

@@ -36,7 +36,7 @@ REMOTE_PROVIDERS = {"embed_provider": frozenset({"openai"}), "llm_provider": fro
 
 @dataclass(frozen=True)
 class Settings:
-    db: Path | None = None
+    db: Path | str | None = None  # an index file, or a postgresql:// URL (a str)
     max_file_bytes: int = 8 * 1024 * 1024
     field_weights: dict[str, float] = field(
         default_factory=lambda: {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
@@ -286,6 +286,8 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         if name == "db":
             if "\x00" in str(value):
                 raise ValueError("a path cannot contain NUL")
+            if str(value).startswith(("postgresql://", "postgres://")):
+                return str(value)  # a database server (lore.store.postgres)
             return Path(str(value)).expanduser()
         if name == "max_file_bytes":
             return number_in(int, 1024, MAX_FILE_BYTES_LIMIT)(value)
@@ -418,7 +420,7 @@ def _apply_file(
             ignored.append(key)
             continue
         settings = replace(settings, **{key: _coerce(key, value, str(path))})
-        if key == "db" and settings.db is not None and not settings.db.is_absolute():
+        if key == "db" and isinstance(settings.db, Path) and not settings.db.is_absolute():
             settings = replace(settings, db=vault_root / settings.db)  # relative to the vault
     return settings, ignored
 

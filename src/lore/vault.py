@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .capabilities import Capabilities
 from .config import Settings, load_settings
-from .errors import NoIndexError, NotFoundError, PathError, VaultError, shown
+from .errors import ConfigError, NoIndexError, NotFoundError, PathError, VaultError, shown
 from .model import SearchResult, SyncReport
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ from .retrieve.budget import budget_ms as budget_ms_from
 from .retrieve.hybrid import hybrid_search
 from .retrieve.query import check_query
 from .retrieve.search import SearchOptions, make_filters
+from .store.base import Store
 from .store.rows import NoteRecord
 from .store.sqlite import TOKENIZER_VERSION, SqliteStore, default_db_path
 
@@ -101,20 +102,26 @@ class Vault:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root
         self.settings = settings
-        in_vault = settings.db is None
-        if in_vault:
-            _prepare_index_folder(root)
-        db_path = index_path(root, settings)
-        bound = db_path.resolve().parent == (root / ".lore").resolve()
-        self.store = SqliteStore(db_path, root, bound_to_vault=bound, nofollow=in_vault)
+        self.store: Store
+        if isinstance(settings.db, str):  # a database server (lore.store.postgres)
+            from .store.postgres import PostgresStore
+
+            self.store = PostgresStore(settings.db, root)
+        else:
+            in_vault = settings.db is None
+            if in_vault:
+                _prepare_index_folder(root)
+            db_path = index_path(root, settings)
+            bound = db_path.resolve().parent == (root / ".lore").resolve()
+            self.store = SqliteStore(db_path, root, bound_to_vault=bound, nofollow=in_vault)
         self.capabilities = Capabilities(settings, self.store)
         # What each part of a search costs here: what a query's time budget decides on.
         self.query_costs = QueryCosts()
         self._notices = list(settings.notices)
         if self.store.read_only:
             self._notices.append(
-                f"index {db_path} is read-only: answers come from it as it is, and it cannot"
-                " be updated (make it writable, or use --db or LORE_DB for another index)"
+                f"index {self.store.db_path} is read-only: answers come from it as it is, and it"
+                " cannot be updated (make it writable, or use --db or LORE_DB for another index)"
             )
 
     # -- what the services are given (lore.memory, lore.interest: never the Vault) ------------
@@ -182,8 +189,18 @@ class Vault:
         self.close()
 
     @property
-    def db_path(self) -> Path:
+    def db_path(self) -> Path | str:
+        """The index file, or the database URL without its password."""
         return self.store.db_path
+
+    def _sqlite(self, what: str) -> SqliteStore:
+        """The index, for the parts that only an SQLite index has yet."""
+        if isinstance(self.store, SqliteStore):
+            return self.store
+        raise ConfigError(
+            f"{what}: not on the PostgreSQL backend yet ({self.store.db_path})",
+            hint="use an index file for it (--db PATH, or no --db)",
+        )
 
     @property
     def mode(self) -> str:
@@ -351,6 +368,8 @@ class Vault:
         """A notice when no note has the category searched for (a typo, or no LLM yet)."""
         from .store.note_llm import category_counts
 
+        if not isinstance(self.store, SqliteStore):
+            return []  # categories are counted in SQLite indexes only, yet
         known = [name for name, _notes in category_counts(self.store)]
         if any(name.casefold() == wanted for name in known):
             return []
@@ -515,7 +534,11 @@ class Vault:
         from .derive.summary import author_summary
         from .store.note_llm import fields_of
 
-        fields = fields_of(self.store, [record.id]).get(record.id)
+        fields = (
+            fields_of(self.store, [record.id]).get(record.id)
+            if isinstance(self.store, SqliteStore)  # LLM fields: SQLite indexes only, yet
+            else None
+        )
         if fields is not None and fields.llm_summary:
             summary_source = "llm"
         elif author_summary(record.frontmatter, record.body, record.title) is not None:
@@ -612,7 +635,14 @@ class Vault:
         meta = self.store.all_meta()
         access = self.access(principal)
         count = self.store.counts(access.globs)
-        fields = note_llm.stats(self.store, access.globs)
+        why = dict(why)
+        if isinstance(self.store, SqliteStore):
+            fields = note_llm.stats(self.store, access.globs)
+            categories = dict(note_llm.category_counts(self.store, access.globs))
+        else:
+            fields = dict.fromkeys(("notes", "failed", "outdated", "claims"), 0)
+            categories = {}
+            why["llm_fields"] = "not on the PostgreSQL backend yet"
         return Status(
             vault=str(self.root) if access.unrestricted else self.root.name,
             db=str(self.db_path) if access.unrestricted else "",
@@ -627,7 +657,7 @@ class Vault:
                 **chinese_status(self.store, access.globs),
                 **why,
             },
-            categories=dict(note_llm.category_counts(self.store, access.globs)),
+            categories=categories,
             llm_fields={k: fields[k] for k in ("notes", "failed", "outdated", "claims")},
         )
 
@@ -640,7 +670,9 @@ class Vault:
 
         chat = self.capabilities.chat()
         model = None if isinstance(chat, Absent) else chat.identity
-        return llm_status(self.store, model, FieldSettings.of(self.settings), self.settings)
+        return llm_status(
+            self._sqlite("LLM note fields"), model, FieldSettings.of(self.settings), self.settings
+        )
 
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see
@@ -672,7 +704,11 @@ class Vault:
 
         note = self.note(path, principal=principal)
         return link_report(
-            self.store, self._memory_settings, self.access(principal), note["path"], note["title"]
+            self._sqlite("links"),
+            self._memory_settings,
+            self.access(principal),
+            note["path"],
+            note["title"],
         )
 
     def entity_card(
@@ -766,29 +802,31 @@ class Vault:
         """A new access token for `lore serve` (its secret is in the result, once)."""
         from .tokens import add_token
 
-        return add_token(self.store, name, principal=principal, can_write=can_write)
+        return add_token(
+            self._sqlite("access tokens"), name, principal=principal, can_write=can_write
+        )
 
     def tokens(self) -> list[TokenInfo]:
         from .tokens import list_tokens
 
-        return list_tokens(self.store)
+        return list_tokens(self._sqlite("access tokens"))
 
     def revoke_token(self, name: str) -> TokenInfo:
         from .tokens import revoke_token
 
-        return revoke_token(self.store, name)
+        return revoke_token(self._sqlite("access tokens"), name)
 
     def record_token_use(self, name: str) -> None:
         """Note that the token `name` was used now (to the minute; `lore token list`)."""
         from .tokens import record_use
 
-        record_use(self.store, name)
+        record_use(self._sqlite("access tokens"), name)
 
     def verify_token(self, secret: str) -> TokenInfo | None:
         """The valid token whose secret this is (None: unknown or revoked)."""
         from .tokens import verify_token
 
-        return verify_token(self.store, secret)
+        return verify_token(self._sqlite("access tokens"), secret)
 
 
 def note_json(record: NoteRecord) -> dict[str, Any]:
@@ -841,7 +879,7 @@ def open_vault(
         vault = os.environ.get("LORE_VAULT") or "."
     root = resolve_vault(vault)
     loaded = load_settings(root, db=db, **settings)
-    if not create:
+    if not create and not isinstance(loaded.db, str):  # a database is asked, not looked at
         db_path = index_path(root, loaded)
         if not db_path.exists():
             where = [shlex.quote(str(root))]
@@ -856,6 +894,8 @@ def open_vault(
 
 def index_path(root: Path, settings: Settings) -> Path:
     """Where the index of this vault is (--db / LORE_DB / config, else .lore/index.sqlite)."""
+    if isinstance(settings.db, str):
+        raise ConfigError(f"{settings.db.split('@')[-1]}: a database URL, not an index file")
     db_path = settings.db if settings.db is not None else default_db_path(root)
     return db_path if db_path.is_absolute() else Path.cwd() / db_path
 

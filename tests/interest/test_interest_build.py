@@ -25,6 +25,7 @@ import lore
 from lore.errors import ConfigError
 from lore.interest.model import InterestMap
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 EN = ["cooking", "astronomy", "finance", "gardening"]
 TODAY = dt.date(2026, 6, 1)
 

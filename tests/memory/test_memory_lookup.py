@@ -15,6 +15,8 @@ import lore
 from lore.memory.decay import decay_weight
 from lore.memory.settings import MemorySettings
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
+
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
 

@@ -116,10 +116,13 @@ def repair_steps(report: DoctorReport) -> list[str]:
     return core + embed
 
 
-def spelled_out(steps: list[str], root: Path, db: Path) -> list[str]:
+def spelled_out(steps: list[str], root: Path, db: Path | str) -> list[str]:
     """The repair steps as commands to paste: with --vault, and --db unless it is the
-    default, and the reset spelled as the files to delete."""
+    default, and the reset spelled as the files to delete (a database's: `lore rebuild`)."""
     where = ["--vault", str(root)]
+    if isinstance(db, str):  # a database URL, shown without its password
+        steps = [REBUILD if step == RESET else step for step in steps]
+        return [shlex.join([*step.split(), *where, "--db", db]) for step in steps]
     if db.resolve() != default_db_path(root).resolve():
         where += ["--db", str(db)]
     out = []
@@ -147,7 +150,8 @@ def run_doctor(
     skipped: list[Skipped] = []
     files = {f.path: f for f in scan_vault(root, skipped, gitignore=gitignore)}
     run = Checks(store, heuristic_tags=heuristic_tags, semantic_needed=semantic_needed)
-    db_path = Path(store.db_path).resolve()
+    located = store.db_path
+    db_path = located.resolve() if isinstance(located, Path) else located
     vault = {
         "root": str(root),
         "recorded": None,

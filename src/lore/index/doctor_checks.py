@@ -12,7 +12,6 @@ from typing import Any
 from ..errors import LoreError, quoted_safely
 from ..model import Skipped
 from ..store.base import Store
-from ..store.schema import MIGRATIONS, SCHEMA_VERSION
 from ..store.sqlite import TOKENIZER_VERSION
 
 # Repairs, weakest first: a stronger one also does what a weaker one would.
@@ -72,14 +71,14 @@ def check_schema(run: Checks, meta: dict[str, str]) -> dict[str, Any]:
     version = meta.get("schema_version", "")
     info = {
         "version": int(version) if version.isdigit() else None,
-        "expected": SCHEMA_VERSION,
-        "migrations": [name for name, _ in MIGRATIONS],
+        "expected": len(run.store.migrations()),
+        "migrations": run.store.migrations(),
         "tokenizer_version": meta.get("tokenizer_version"),
         "expected_tokenizer_version": TOKENIZER_VERSION,
     }
     with run.check("schema"):
-        if info["version"] != SCHEMA_VERSION:
-            run.problem("schema", f"schema version {version!r}, expected {SCHEMA_VERSION}", RESET)
+        if info["version"] != info["expected"]:
+            run.problem("schema", f"schema version {version!r}, expected {info['expected']}", RESET)
         missing = sorted(run.store.expected_tables() - set(run.tables()))
         if missing:
             run.problem("schema", f"tables missing: {', '.join(missing)}", RESET)

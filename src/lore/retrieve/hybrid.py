@@ -197,7 +197,11 @@ def hybrid_search(
             if options.explain and query_plan.terms
             else {}
         )
-        llm_fields = fields_of(store, [f.note_id for f in top]) if options.explain else {}
+        from ..store.sqlite import SqliteStore  # the notes' LLM fields: SQLite indexes only
+
+        llm_fields: dict[int, Shown] = {}
+        if options.explain and isinstance(store, SqliteStore):
+            llm_fields = fields_of(store, [f.note_id for f in top])
 
     explain = (
         _explainer(

@@ -17,7 +17,7 @@ from .query import _ZH_FILLER_RE
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
-    from ..store.sqlite import SqliteStore
+    from ..store.base import Store
 
 PLAN_PROMPT_VERSION = "lore-query-v1"
 PLAN_SYSTEM = (
@@ -60,7 +60,7 @@ def heuristic_plan(text: str, tag_range: tuple[int, int] = (8, 12)) -> SearchPla
 
 
 def llm_plan(
-    store: SqliteStore, chat: ChatProvider, text: str, tag_range: tuple[int, int] = (8, 12)
+    store: Store, chat: ChatProvider, text: str, tag_range: tuple[int, int] = (8, 12)
 ) -> SearchPlan:
     """The LLM's plan (cached). Raises ProviderError on any failure or invalid answer."""
     from ..index.llm_cache import cached_answer, string_list  # deferred: modes 1-2 only

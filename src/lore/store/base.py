@@ -49,8 +49,12 @@ PlannedText = tuple[str, int, str, int, int, str | None]
 
 class Store(Protocol):
     Error: type[Exception]
-    db_path: Path
     read_only: bool
+
+    @property
+    def db_path(self) -> Path | str:
+        """Where the index is: its file, or its database URL without the password."""
+        ...
 
     def close(self) -> None: ...
 
@@ -432,6 +436,10 @@ class Store(Protocol):
         ...
 
     # -- integrity checks (lore doctor) --------------------------------------------------
+    def migrations(self) -> list[str]:
+        """The names of this backend's migrations, in order (schema_version counts them)."""
+        ...
+
     def expected_tables(self) -> set[str]: ...
     def table_definitions(self) -> dict[str, str]:
         """table name → its CREATE statement."""

@@ -29,6 +29,9 @@ def expected_tables() -> set[str]:
 
 
 class CheckSql(SqliteBase):
+    def migrations(self) -> list[str]:
+        return [name for name, _ in MIGRATIONS]
+
     def expected_tables(self) -> set[str]:
         return expected_tables()
 

@@ -36,11 +36,14 @@ def fts_match(query: TextQuery, *, scored: bool = False) -> str:
         return " OR ".join(" OR ".join([_phrase(p)] * counts.get(p, 1)) for p in phrases)
 
     match = any_of(query.terms) or '""'
+    # NOT before AND: FTS5 (SQLite 3.5x) gives some rows of `(a AND b) NOT c` a bm25 that
+    # misses phrase matches (tests/store/test_pg_ranking.py holds it to bm25's definition);
+    # `(a NOT c) AND b` matches the same notes and scores them right.
+    if query.excluded:
+        match = f"({match}) NOT ({' OR '.join(_phrase(p) for p in query.excluded)})"
     if query.score_only:
         common = any_of(query.score_only)
         match = f'({match}) AND ({common} OR "{EVERY_NOTE}")'
-    if query.excluded:
-        match = f"({match}) NOT ({' OR '.join(_phrase(p) for p in query.excluded)})"
     if query.fields:
         names = query.fields[0] if len(query.fields) == 1 else "{" + " ".join(query.fields) + "}"
         match = f"{names} : ({match})"

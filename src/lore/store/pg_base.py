@@ -1,0 +1,212 @@
+"""The PostgreSQL connection every part of the PostgreSQL store shares ([postgres] extra,
+issue 15): the database URL, the vault's namespace, transactions, read snapshots, meta and
+the generation counter. The parts (notes, search, vectors, memory, interest, checks) are
+mixins over this class; lore.store.postgres puts them together.
+
+- A vault is a schema of its own in the database (the connection's `search_path`), so one
+  database holds several vaults, each with its own notes and statistics. Its name is the
+  URL's `vault=` parameter, else one made from the vault folder's name.
+- Credentials come from the URL or the standard PG* variables (libpq reads them); the URL
+  is shown in messages only with its password removed (`redacted`).
+- A write transaction takes a transaction-scoped advisory lock on the vault's schema: two
+  syncs of one vault are serialised (the second waits up to BUSY_TIMEOUT_MS, then says
+  "busy"), syncs of different vaults run in parallel, readers never wait. Readers see
+  only committed transactions: never a half-applied sync.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
+from . import pg_postings
+from .pg_schema import PARTS
+
+if TYPE_CHECKING:
+    import psycopg
+
+BUSY_TIMEOUT_MS = 5_000
+URL_SCHEMES = ("postgresql://", "postgres://")
+_NAMESPACE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def is_database_url(text: str) -> bool:
+    return text.startswith(URL_SCHEMES)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password (in the user part or a `password=` parameter)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = [(k, "***" if k == "password" else v) for k, v in parse_qsl(parts.query)]
+    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query, safe="/*")))
+
+
+def namespace_for(url: str, vault_root: Path) -> tuple[str, str]:
+    """(the URL libpq gets, the vault's schema name): `vault=` is lore's own parameter,
+    taken out of the URL; without it the vault folder's name, folded to a SQL name."""
+    parts = urlsplit(url)
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    named = [v for k, v in params if k == "vault"]
+    rest = [(k, v) for k, v in params if k != "vault"]
+    if named:
+        name = named[-1]
+        if not _NAMESPACE.match(name):
+            raise ConfigError(
+                f"database URL {redacted(url)}: vault={name!r} is not a namespace name",
+                hint="use lower-case letters, digits and _ (at most 63, not starting with a digit)",
+            )
+    else:
+        folded = re.sub(r"[^a-z0-9_]+", "_", vault_root.name.casefold()).strip("_")
+        name = ("vault_" + folded)[:63] if folded else "vault"
+    return urlunsplit(parts._replace(query=urlencode(rest))), name
+
+
+def lock_key(namespace: str) -> int:
+    """The advisory lock of one vault's schema (a 32-bit key of its name)."""
+    return zlib.crc32(namespace.encode())
+
+
+class PgBase:
+    """An open psycopg connection (autocommit outside `transaction()` and `snapshot()`)."""
+
+    Error: type[Exception]
+    conn: psycopg.Connection[Any]
+    url: str  # redacted: safe to show
+    namespace: str
+    read_only: bool
+    _statements: int = 0  # statements this connection ran (the generation's second half)
+    busy_timeout_ms: int = BUSY_TIMEOUT_MS  # how long a write waits for another writer
+    _pending: pg_postings.Pending  # full-text statistics written, not yet applied
+    _part_pending: pg_postings.Pending  # the same for the notes' parts (PARTS)
+
+    def _connect(self, url: str) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise ConfigError(
+                "a postgresql:// index needs the PostgreSQL client (psycopg)",
+                hint=install_hint("postgres"),
+            ) from None
+        self.Error = psycopg.Error
+        self._pending, self._part_pending = pg_postings.Pending(), pg_postings.Pending()
+        try:
+            self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise IndexError_(
+                f"cannot connect to {self.url}: {self._without_secrets(why, url)}",
+                hint="check that the server runs and the URL (or PG* variables) are right",
+            ) from None
+
+    def _without_secrets(self, text: str, url: str) -> str:
+        password = urlsplit(url).password
+        return text.replace(password, "***") if password else text
+
+    # -- statements ----------------------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one SQL statement (PostgreSQL backend only: for lore.store and tests)."""
+        cur = self.conn.execute(sql, params)
+        return list(cur.fetchall()) if cur.description is not None else []
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+        """Run one statement; the rows it changed."""
+        self._statements += 1
+        return int(self.conn.execute(sql, params).rowcount)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self._statements += 1
+            with self.conn.cursor() as cur:
+                cur.executemany(sql, rows)
+
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self.query(sql, params)
+        return rows[0][0] if rows else None
+
+    # -- transactions ----------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction under the vault's write lock; any exception rolls it all back."""
+        import psycopg
+
+        with self.conn.transaction():
+            try:
+                self.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
+                self.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(self.namespace),))
+                self.execute("SET LOCAL lock_timeout = 0")
+            except psycopg.errors.LockNotAvailable:
+                raise IndexBusyError(
+                    f"index busy: another lore process is writing the vault {self.namespace}"
+                    f" in {self.url}",
+                    hint="wait for it to finish and try again",
+                ) from None
+            try:
+                yield
+                self.lexical()  # the statistics are whole before the commit
+            finally:
+                # applied, or rolled back with the rest
+                self._pending, self._part_pending = pg_postings.Pending(), pg_postings.Pending()
+            self.execute("UPDATE generation SET n = n + 1")
+
+    def lexical(self) -> psycopg.Connection[Any]:
+        """The connection, for lore.store.pg_lexical, with the statistics up to date."""
+        if self._pending:
+            pg_postings.flush(self.conn, self._pending)
+        if self._part_pending:
+            pg_postings.flush(self.conn, self._part_pending, PARTS)
+        return self.conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every query inside sees the same committed state."""
+        if self.in_transaction:
+            yield
+            return
+        self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            self.query("SELECT n FROM generation")  # the snapshot is taken here, not at BEGIN
+            yield
+        finally:
+            self.execute("COMMIT")
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.conn.info.transaction_status != TransactionStatus.IDLE
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever a write transaction of any connection commits, and whenever
+        this connection runs a statement (as SQLite's total_changes does)."""
+        return int(self._scalar("SELECT n FROM generation")), self._statements
+
+    # -- meta ------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.query("SELECT value FROM meta WHERE key = %s", (key,))
+        return None if not row else str(row[0][0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.execute(
+            "INSERT INTO meta(key, value) VALUES (%s, %s)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def delete_meta(self, *keys: str) -> None:
+        self.execute("DELETE FROM meta WHERE key = ANY(%s)", (list(keys),))
+
+    def all_meta(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self.query("SELECT key, value FROM meta")}

