@@ -7,7 +7,8 @@ first unless another matches far better.
                                       × share of the query's words the name holds
           (1.0: the query is the name, word for word, in any order and case; the words
           are the index's tokens, so "State machines" names "state machine"); 1.0 too
-          when the query is the note's folder and name ("Minimal theme": Themes/Minimal)
+          when the query is the note's folder and name ("Minimal theme": Themes/Minimal);
+          a CamelCase name counts as its words too ("JuliaPlots": "julia plot")
 
     or, when the query spells a name in pinyin ("zhangsan", "zs": lore.retrieve.pinyin),
     0.9 × the same shares (0.5 × for a tag), so a name written out always wins
@@ -24,6 +25,7 @@ words begin.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from ..derive.fields import note_names
@@ -35,6 +37,7 @@ from .query import _EN_STOP, _ZH_STOP_CHARS, QueryPlan
 
 # Words a name holds that say nothing about it ("The", "的"): they count on neither side.
 _FILLER = frozenset(_EN_STOP | _ZH_STOP_CHARS)
+_HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 @lru_cache(maxsize=65_536)  # a search reads the names of a few hundred candidates
@@ -60,6 +63,13 @@ def folder_match(query_words: set[str], name: str, folder: str) -> float:
     if not words & query_words:  # a folder alone names no note
         return 0.0
     return 1.0 if name_match(query_words, f"{folder} {name}") == 1.0 else 0.0
+
+
+def spellings(name: str) -> list[str]:
+    """A name, and the same name with its CamelCase humps apart ("JuliaPlots" → "Julia
+    Plots"): people search a plugin or a class by the words it is made of."""
+    apart = _HUMP.sub(" ", name)
+    return [name, apart] if apart != name else [name]
 
 
 def query_words(plan: QueryPlan) -> set[str]:
@@ -106,7 +116,11 @@ def name_scores(
     scores: dict[int, float] = {}
     for row, names in rows:
         folder = row.path.rsplit("/", 2)[-2] if "/" in row.path else ""
-        best = max(max(name_match(said, n), folder_match(said, n, folder)) for n in names)
+        best = max(
+            max(name_match(said, n), folder_match(said, n, folder))
+            for name in names
+            for n in spellings(name)
+        )
         if best > 0:
             scores[row.id] = best
     spelled = _spelled(plan)
