@@ -213,3 +213,29 @@ def test_an_option_after_white_space_is_its_own_token(
     assert option in terms(f"{before} {dashes}{name} {after}")
     # Joined to a word before it, the dash is a hyphen: no option.
     assert option not in terms(f"x{dashes}{name}")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # sed's whole match and its groups: the symbols are what the note is about.
+        ("sed 's/x/[&]/' 与 \\1, \\2", ["sed", "s", "x", "＆", "与", "⧵1", "⧵2"]),
+        ("cmd1 && cmd2 &", ["cmd1", "cmd2", "＆"]),  # && is punctuation between commands
+        ("\\n and \\d+", ["⧵n", "and", "⧵d"]),
+        # Inside a word, in an entity, a LaTeX command or after an escaped backslash: as before.
+        ("R&D &amp; \\section \\\\1 &&&", ["r", "d", "amp", "section", "1"]),
+    ],
+)
+def test_sed_and_shell_symbols_are_tokens_of_their_own(text: str, expected: list[str]) -> None:
+    assert terms(text) == expected
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(string.ascii_letters + string.digits), any_text, any_text)
+def test_an_escape_or_a_lone_ampersand_after_white_space_is_a_token(
+    char: str, before: str, after: str
+) -> None:
+    assert f"⧵{char.casefold()}" in terms(f"{before} \\{char} {after}")
+    assert "＆" in terms(f"{before} & {after}")
+    # Glued to letters, an ampersand is part of a name (R&D): never the token.
+    assert "＆" not in terms(f"x&{char}")

@@ -22,6 +22,10 @@ Design, in short:
   -t and -T are one term). The sign is U+2212, which no word of a text can hold, so an
   option never matches a word ("-board" is not "dashboard") and --explain shows it as
   written; its words still match the note that writes the option without dashes.
+- Symbols people search for in command and regex notes are tokens too: a backslash escape
+  ("\\1", "\\n", "\\d" → ⧵1, ⧵n, ⧵d: ESCAPE_SIGN and the character, so "\\1" is never the
+  number 1) and a lone "&" (sed's whole match, a shell's background job: ＆); "R&D",
+  "&amp;" and the shell's "&&" stay what they were (no token).
 
 Offsets always point into the original text, so snippets are cut from what the user wrote.
 """
@@ -55,12 +59,16 @@ _RUN = re.compile(r"[^\W_]+")
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _WORD = f"[^\\W_{_CJK_CLASS}]"  # a word character that is not CJK
 OPTION_SIGN = "\u2212"  # the dash of an option's token (see above)
+ESCAPE_SIGN = "\u29f5"  # the backslash of an escape's token: ⧵1 (no text's word holds it)
+AMPERSAND = "\uff06"  # a lone & as a token: ＆ (FTS5's ascii tokenizer keeps it whole)
 # A run of CJK characters, an option (dashes after no word character, dash or dot), a word
 # with a symbol that is part of its name (".NET" after no word character or dot; "C++",
 # "C#" before none), or a run of other word characters.
 _RUN_OR_WORD = re.compile(
     f"[{_CJK_CLASS}]+"
     f"|(?<!{_WORD})(?<![-_.])--?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run
+    r"|(?<!\\)\\[A-Za-z0-9](?![A-Za-z0-9])"  # an escape: \1, \n (not \section, not \\1)
+    f"|(?<![\\w&])&(?![\\w&])"  # a lone & (not R&D, &amp;, &&)
     f"|\\.(?<!{_WORD}\\.)(?<!\\.\\.)[^\\W\\d_{_CJK_CLASS}]{_WORD}*"  # the dot first: cheap
     f"|{_WORD}+(?:(?:\\+\\+|#)(?!{_WORD}|[#+]))?"  # one pass: the suffix is optional
 )
@@ -104,6 +112,10 @@ def normalize_word(raw: str) -> tuple[str, ...]:
     Returns a tuple because normalisation may split one surface word into several
     (NFKC turns "½" into "1⁄2", whose slash is not a letter). Symbol names: see above.
     """
+    if raw.startswith("&"):
+        return (AMPERSAND,)
+    if raw.startswith("\\"):
+        return (ESCAPE_SIGN + raw[1:].casefold(),)
     if raw.startswith("."):
         rest = normalize_word(raw[1:])
         return (f"dot{rest[0]}", *rest) if rest else rest

@@ -39,7 +39,8 @@ __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "dis
 #    names and tags (issue 17); the body indexed in parts too (table sections,
 #    lore.derive.sections; issue 12); command-line options (-t, --force) tokens of their
 #    own (lore.derive.tokenize; issue 12).
-TOKENIZER_VERSION = "6"
+# 7: backslash escapes (\1, \n) and a lone & tokens of their own (issue 12).
+TOKENIZER_VERSION = "7"
 
 
 class _CannotWrite(Exception):
