@@ -23,7 +23,7 @@ def _plugins(n: int) -> dict[str, str]:
 def test_a_camel_case_name_is_named_by_its_words(
     make_vault: MakeVault, open_vault: OpenVault
 ) -> None:
-    """"julia plot plugin" is the plugin called JuliaPlots, not the category note whose
+    """ "julia plot plugin" is the plugin called JuliaPlots, not the category note whose
     alias holds two of the three words ("Plugins for plotting")."""
     files = _plugins(12)
     files["Plugins/juliaplots.md"] = (

@@ -111,7 +111,7 @@ def format_search(result: SearchResult, *, color: bool, markers: tuple[str, str]
         for label, terms in (
             ("only scored (too common to bring candidates)", explain.score_only_terms),
             ("left out (absent, or held by most notes: no weight)", explain.dropped_terms),
-            ("excluded", explain.excluded_terms),
+            ("excluded (every form a search for the word finds)", explain.excluded_terms),
             ("folded (Traditional → Simplified)", explain.folded_terms),
             ("left out (stop words, filler)", explain.stop_terms),
         ):

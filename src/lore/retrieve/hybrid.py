@@ -26,7 +26,7 @@ from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
 from .names import name_candidates, name_scores
 from .pinyin import PinyinMatch
 from .plan import SearchPlan, heuristic_plan, llm_plan
-from .query import QueryPlan, plan, shown_query
+from .query import QueryPlan, plan, shown_exclusions, shown_query, split_exclusions
 from .search import (
     MAX_LIMIT,
     SearchOptions,
@@ -145,18 +145,18 @@ def hybrid_search(
     text_plan = (
         plan(text)
         if splan.planner == "heuristic"
-        else plan(f"{splan.refine} {' '.join(splan.tags)}")
+        else plan(f"{splan.refine} {' '.join(splan.tags)} {split_exclusions(text)[1]}")
     )
+    if not text_plan.terms and text_plan.excluded:
+        return SearchResult(
+            [], query=text, mode=actual, reason="every word is excluded (-word)", notices=notices
+        )
     if text_plan.empty and not (use_emb and text.strip()) and not splan.tags:
         reason = "empty query" if not text.strip() else "the query has no searchable words"
         return SearchResult([], query=text, mode=actual, reason=reason, notices=notices)
     weights = mode_weights(caps, actual)
     fuse = rrf if (fusion or caps.settings.fusion) == "rrf" else weighted
     pool = max(POOL, limit)
-    if not text_plan.terms and text_plan.excluded:
-        return SearchResult(
-            [], query=text, mode=actual, reason="every word is excluded (-word)", notices=notices
-        )
     with store.snapshot():
         query_plan, dropped = prune(
             store, text_plan, options.max_df_ratio, filters.allow, want=CANDIDATES_WANTED
@@ -231,6 +231,7 @@ def hybrid_search(
             if polish
             else head_evidence(rows[f.note_id].body, rows[f.note_id].body_line),
             mode=actual,
+            asked=text_plan,
         )
         for f in top
     ]
@@ -396,7 +397,7 @@ def _explainer(
             fts_query=fts_query,
             dropped_terms=dropped,
             score_only_terms=[t.text for t in query_plan.score_only],
-            excluded_terms=[t.text for t in query_plan.excluded],
+            excluded_terms=shown_exclusions(query_plan),
             stop_terms=list(full_plan.left_out),
             query_refine=splan.refine,
             query_tags=list(splan.tags),

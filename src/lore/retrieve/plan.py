@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..derive.tags import query_keywords
 from ..providers.base import ProviderError
-from .query import _ZH_FILLER_RE
+from .query import _ZH_FILLER_RE, split_exclusions
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
@@ -55,7 +55,8 @@ def strip_filler(text: str) -> str:
 
 
 def heuristic_plan(text: str, tag_range: tuple[int, int] = (8, 12)) -> SearchPlan:
-    refine = strip_filler(text)
+    """`refine` and `tags` leave out the words the query excludes (`-word`)."""
+    refine = strip_filler(split_exclusions(text)[0])
     return SearchPlan(text, refine, query_keywords(refine, tag_range[1]), "heuristic")
 
 
@@ -65,6 +66,9 @@ def llm_plan(
     """The LLM's plan (cached). Raises ProviderError on any failure or invalid answer."""
     from ..index.llm_cache import cached_answer, string_list  # deferred: modes 1-2 only
 
+    asked = split_exclusions(text)[0]
+    if not asked.strip():  # only exclusions: nothing to plan, nothing to ask
+        return heuristic_plan(text, tag_range)
     low, high = tag_range
     system = PLAN_SYSTEM.replace("{low}", str(low)).replace("{high}", str(high))
 
@@ -83,7 +87,7 @@ def llm_plan(
         task="query_plan",
         version=PLAN_PROMPT_VERSION,
         system=system,
-        user=text[:2000],
+        user=asked[:2000],  # an excluded word is no tag: the LLM never sees it
         validate=validate,
     )
     return SearchPlan(text, str(answer["query_refine"]), list(answer["query_tags"]), "llm")

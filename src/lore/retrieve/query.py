@@ -14,7 +14,10 @@ Terms:
   word starts with a letter and has three characters or more, or two CJK ones (`python
   -django`, `-草稿`). Shorter ones (`-t`, `-T`, `-rf`, `-9`) and anything after two dashes
   (`--force`) are command-line options, searched as such (lore.derive.tokenize: -t → −t).
-  A longer single-dash option is searched in quotes: `"-name"`.
+  A longer single-dash option is searched in quotes: `"-name"`. An excluded word is matched
+  as a searched word is, by its stem: `-drafts` leaves out every note a search for "drafts"
+  finds (draft, drafting); --explain says so ("drafts → draft"). Excluded words are no
+  part of the query otherwise: not its tags (lore.retrieve.plan), not its names.
 - Nothing is left out silently: the stop words and filler a plan leaves out are its
   `left_out`, which --explain lists, and which still count when a note's name holds them
   (lore.retrieve.names).
@@ -214,6 +217,35 @@ def _excludes(chunk: str) -> bool:
     )
 
 
+def _as_written(term: QueryTerm, written: str) -> QueryTerm:
+    """The excluded term with the user's spelling, when its tokens (stems) differ from it."""
+    spelled = " ".join(written.casefold().split())
+    return term if spelled == term.text else QueryTerm(term.tokens, term.kind, spelled)
+
+
+def shown_exclusions(query_plan: QueryPlan) -> list[str]:
+    """The excluded words for --explain, each as matched: "drafts → draft" (every note a
+    search for the word finds is left out, its other forms too)."""
+    return [f"{t.surface} → {t.text}" if t.surface else t.text for t in query_plan.excluded]
+
+
+def split_exclusions(text: str) -> tuple[str, str]:
+    """(the query text without its exclusions, the exclusions as written: `-word`,
+    `-"a phrase"`). The query's tags are picked from the first, by the heuristics or the
+    LLM, so a word the user excluded never feeds the tag channel; the second is added back
+    to whatever text the full-text plan is made from."""
+    out: list[str] = []
+    for match in reversed(list(_QUOTED.finditer(text))):
+        at = match.start()
+        if at > 0 and text[at - 1] == "-" and (at == 1 or text[at - 2].isspace()):
+            out.append(text[at - 1 : match.end()])
+            text = text[: at - 1] + " " + text[match.end() :]
+    kept: list[str] = []
+    for chunk in text.split():
+        (out if _excludes(chunk) else kept).append(chunk)
+    return " ".join(kept), " ".join(out)
+
+
 def shown_query(store: Store, query_plan: QueryPlan) -> str:
     """The full-text query as the store runs it, for --explain."""
     return store.describe(query_plan.text_query)
@@ -351,12 +383,14 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
         )
         if tokens:
             term = QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word")
-            (excluded if negated else terms).append(term)
+            (excluded if negated else terms).append(_as_written(term, quoted) if negated else term)
         rest = rest.replace(("-" if negated else "") + match.group(0), " ", 1)
     for chunk in rest.split():
         if _excludes(chunk):
             tokens = tuple(t.term for t in iter_tokens(chunk[1:]))
-            excluded.append(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"))
+            if tokens:
+                kind = "phrase" if len(tokens) > 1 else "word"
+                excluded.append(_as_written(QueryTerm(tokens, kind), chunk[1:]))
             continue
         if has_cjk(chunk):
             for piece in re.split(f"([{_cjk_class()}]+)", chunk):

@@ -17,7 +17,7 @@ from ..model import Explain, Hit, SearchResult
 from ..store.base import Store
 from ..store.query import Filters
 from ..store.rows import HitRow
-from .query import QueryPlan, QueryTerm, plan, shown_query
+from .query import QueryPlan, QueryTerm, plan, shown_exclusions, shown_query
 from .snippet import Evidence, build_evidence, matched_in
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
@@ -275,7 +275,7 @@ def search(store: Store, text: str, filters: Filters, options: SearchOptions) ->
             fts_query=shown_query(store, query_plan),
             dropped_terms=dropped,
             score_only_terms=[t.text for t in query_plan.score_only],
-            excluded_terms=[t.text for t in query_plan.excluded],
+            excluded_terms=shown_exclusions(query_plan),
             stop_terms=list(full_plan.left_out),
         )
 
@@ -286,6 +286,7 @@ def search(store: Store, text: str, filters: Filters, options: SearchOptions) ->
             query_plan,
             options,
             explain_for if options.explain else None,
+            asked=full_plan,
         )
         for nid, score in ranked
     ]
@@ -306,14 +307,22 @@ def make_hit(
     *,
     evidence: Evidence | None = None,
     mode: str | None = None,
+    asked: QueryPlan | None = None,
 ) -> Hit:
+    """`asked`: the query's plan before pruning (default `query_plan`); its words are the
+    ones the hit counts ("matched 2 of 3 words"), those left out as too common included."""
     if evidence is None:
         evidence = build_evidence(
             row.body, row.body_line, row.headings, query_plan.evidence, markers=options.markers
         )
-    words = query_plan.words
+    words = (asked or query_plan).words
     # The evidence saw every match in the text it was cut from; names and tags add theirs.
-    held = set(evidence.matched) | matched_in(f"{row.title}\n{' '.join(row.tags)}", query_plan)
+    head = f"{row.title}\n{' '.join(row.tags)}"
+    held = set(evidence.matched) | matched_in(head, query_plan)
+    # A word left out of the search (most notes hold it) counts where the note holds it.
+    unsearched = [w for w in words if w not in query_plan.terms]
+    if unsearched:
+        held |= matched_in(f"{head}\n{row.body}", QueryPlan(query_plan.text, unsearched))
     return Hit(
         path=row.path,
         title=row.title,
