@@ -28,8 +28,8 @@ _WORDS = st.text(st.sampled_from(string.ascii_lowercase), min_size=3, max_size=1
 @given(st.lists(_WORDS, min_size=1, max_size=5), st.lists(_WORDS, min_size=1, max_size=3))
 @example(["chess", "plugin"], ["obsidians"])
 def test_an_excluded_word_never_feeds_the_query_tags(kept: list[str], dropped: list[str]) -> None:
-    text = " ".join([*kept, *(f"-{w}" for w in dropped), '-"two words"'])
-    gone = {tok for w in dropped for tok in terms_of(w)} | {"two", "word"}
+    text = " ".join([*kept, *(f"-{w}" for w in dropped), '-"two words" -"dark theme"'])
+    gone = {tok for w in dropped for tok in terms_of(w)} | {"two", "word", "dark", "theme"}
     searched = {tok for w in kept for tok in terms_of(w)}
     tags = heuristic_plan(text).tags
     for tag in tags:

@@ -235,10 +235,10 @@ def split_exclusions(text: str) -> tuple[str, str]:
     LLM, so a word the user excluded never feeds the tag channel; the second is added back
     to whatever text the full-text plan is made from."""
     out: list[str] = []
-    for match in reversed(list(_QUOTED.finditer(text))):
+    for match in reversed(list(_QUOTED.finditer(text))):  # from the end: offsets hold
         at = match.start()
         if at > 0 and text[at - 1] == "-" and (at == 1 or text[at - 2].isspace()):
-            out.append(text[at - 1 : match.end()])
+            out.insert(0, text[at - 1 : match.end()])
             text = text[: at - 1] + " " + text[match.end() :]
     kept: list[str] = []
     for chunk in text.split():
