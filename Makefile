@@ -9,6 +9,8 @@ DEMO_VAULT := examples/vault
 DEMO_DB    := $(VENV)/demo-index.sqlite
 
 CHROMIUM   := /usr/bin/chromium
+# pytest workers (pytest-xdist): one per core; each starts its own PostgreSQL for the session.
+PYTEST_JOBS ?= auto
 
 .PHONY: demo test lint typecheck pytest bench clean browser
 
@@ -64,7 +66,7 @@ browser:
 	fi
 
 pytest: $(STAMP_TEST) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_JOBS)
 
 test: lint typecheck pytest
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lore.derive import segment
-from lore.derive.segment import CACHE_NAME, PROBES, compiled_segmenter
+from lore.derive.segment import CACHE_NAME, PROBES, cache_name, compiled_segmenter
 from lore.store.wordfreq import open_wordfreq, write_wordfreq
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ OTHER = list(" \t\n,.!?，。！？、「」()[]-+#&%_/abcXYZ019カナひら😀
 
 @pytest.fixture(scope="module")
 def compiled(user_cache: Path) -> segment.PerTextSegmenter:
-    seg = compiled_segmenter(user_cache / "lore" / CACHE_NAME)
+    seg = compiled_segmenter(user_cache / "lore" / cache_name())
     assert seg is not None
     return seg
 
@@ -84,7 +84,7 @@ def test_a_cache_whose_cuts_differed_is_not_used(compiled_path: Path) -> None:
 @pytest.fixture
 def compiled_path(tmp_path: Path, user_cache: Path) -> Path:
     """A private copy of the session's compiled dictionary, free to spoil."""
-    source = user_cache / "lore" / CACHE_NAME
+    source = user_cache / "lore" / cache_name()
     assert compiled_segmenter(source) is not None
     copy = tmp_path / CACHE_NAME
     copy.write_bytes(source.read_bytes())
@@ -107,3 +107,17 @@ def test_a_cache_of_another_dictionary_is_stale(tmp_path: Path) -> None:
     # Looked up in chunks: more words than one statement binds.
     assert words.lookup(["北京", "历史", *map(str, range(2000))]) == {"北京": 3}
     words.close()
+
+
+def test_each_installation_keeps_its_own_compiled_dictionary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two environments with their own jieba (a venv, a pipx install) must not rewrite one
+    cache file in turn: the name follows where the dictionary is installed."""
+    here = cache_name()
+    assert here.startswith("jieba-words-") and here.endswith(".sqlite") and here != CACHE_NAME
+    other = tmp_path / "other-env" / "jieba" / "dict.txt"
+    monkeypatch.setattr(segment, "_dictionary_file", lambda: other)
+    assert cache_name() != here and cache_name() == cache_name()
+    monkeypatch.setattr(segment, "_dictionary_file", lambda: None)
+    assert cache_name() == CACHE_NAME

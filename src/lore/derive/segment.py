@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-CACHE_NAME = "jieba-words.sqlite"
+CACHE_NAME = "jieba-words.sqlite"  # with the installation's tag: see cache_name()
 # Past this the lookups cost about as much as loading the whole dictionary (2,000
 # characters: half of it; 4,000, the longest query: more).
 MAX_TEXT = 2000
@@ -135,7 +135,20 @@ def segmenter() -> Segmenter:
         return full_segmenter()
     from ..config import user_cache_dir
 
-    return compiled_segmenter(user_cache_dir() / CACHE_NAME) or full_segmenter()
+    return compiled_segmenter(user_cache_dir() / cache_name()) or full_segmenter()
+
+
+def cache_name() -> str:
+    """The compiled dictionary's file name, tagged by where jieba's dictionary is installed:
+    two environments (a venv and a pipx install, two checkouts) each keep their own instead
+    of recompiling one file in turn (their dictionaries' stamps differ)."""
+    import zlib
+
+    dictionary = _dictionary_file()
+    if dictionary is None:
+        return CACHE_NAME
+    tag = zlib.crc32(str(dictionary).encode("utf-8", "surrogateescape"))
+    return CACHE_NAME.replace(".sqlite", f"-{tag:08x}.sqlite")
 
 
 def compiled_segmenter(path: Path) -> PerTextSegmenter | None:
