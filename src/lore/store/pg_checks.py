@@ -26,6 +26,14 @@ def expected_tables() -> set[str]:
 
 
 class PgChecks(PgBase):
+    def engine(self) -> dict[str, str]:
+        vector = self._scalar("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        return {
+            "backend": "postgresql",
+            "server": str(self._scalar("SHOW server_version")),
+            "pgvector": str(vector) if vector else "not installed in this database",
+        }
+
     def migrations(self) -> list[str]:
         return [name for name, _ in MIGRATIONS]
 
