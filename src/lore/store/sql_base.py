@@ -1,7 +1,7 @@
 """What the SQL both backends share asks of a backend (lore.store.sqlite_base,
-lore.store.pg_base implement it): the statements of notes, memory, interest, pinyin, vectors
-and hit rows are written once, in the mixins of lore.store.notes, .memory, .interest,
-.pinyin, .vectors and .search_rows, over this class.
+lore.store.pg_base implement it): the statements of notes, search rows, pinyin, vectors,
+memory and interest are written once, in the mixins of lore.store.notes, .search, .pinyin,
+.vectors, .memory and .interest, over this class.
 
 Shared statements are written in the dialect both engines read:
 - parameters are `?` (the PostgreSQL backend turns them into psycopg's `%s`, never inside a

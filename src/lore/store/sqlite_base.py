@@ -45,11 +45,6 @@ def marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-def chunks(values: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
 class SqliteBase(SqlBase):
     """An open apsw connection and what every SQL part needs from it."""
 

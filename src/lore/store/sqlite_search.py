@@ -18,10 +18,6 @@ __all__ = ["SqliteSearch", "fts_match"]
 TIE_MARGIN = 20  # extra rows fetched so ties at the cut can be ordered by path
 
 
-def _ids(ids: list[int]) -> str:
-    return ",".join(str(int(i)) for i in ids)
-
-
 class SqliteSearch(SearchSql, SqliteBase):
     def _frequencies_within(self, tokens: list[str], allow: tuple[str, ...]) -> dict[str, int]:
         where, params = self.allow_sql(allow)
@@ -83,9 +79,9 @@ class SqliteSearch(SearchSql, SqliteBase):
             " JOIN sections s ON s.id = fts_sections.rowid"
         )
         if ids is not None:
-            sql += f" WHERE fts_sections MATCH ? AND s.note_id IN ({_ids(ids) or 'NULL'})"
-            sql += " ORDER BY s.id"
-            rows = self.query(sql, [match])
+            among, among_params = self.in_ids("s.note_id", ids)
+            sql += f" WHERE fts_sections MATCH ? AND {among} ORDER BY s.id"
+            rows = self.query(sql, [match, *among_params])
         else:
             if where:
                 sql += " JOIN notes n ON n.id = s.note_id"
