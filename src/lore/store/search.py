@@ -63,6 +63,8 @@ class SearchSql(SqlBase):
         raise NotImplementedError
 
     def note_count(self, allow: tuple[str, ...] | None = None) -> int:
+        if allow is None:
+            return int(self._scalar("SELECT count(*) FROM notes"))
         where, params = self.allow_sql(allow)
         return int(self._scalar(f"SELECT count(*) FROM notes n WHERE {self.TRUE}{where}", params))
 
