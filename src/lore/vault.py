@@ -72,6 +72,8 @@ class Status:
     # Issue 19: notes by category (the author's, else the LLM's) and the notes' LLM fields.
     categories: dict[str, int] = field(default_factory=dict)
     llm_fields: dict[str, int] = field(default_factory=dict)
+    # Issue 15: the backend and its versions (Store.engine), for the owner only.
+    engine: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -659,6 +661,7 @@ class Vault:
             },
             categories=categories,
             llm_fields={k: fields[k] for k in ("notes", "failed", "outdated", "claims")},
+            engine=self.store.engine() if access.unrestricted else {},
         )
 
     def llm_status(self) -> dict[str, Any]:

@@ -169,7 +169,7 @@ def test_json_output_keeps_the_text_exactly_and_is_strict(
         data = json_strict(run("show", path, "--vault", root, "--json").stdout)
         assert data["path"] == path
     body = json_strict(run("show", "nul-late.md", "--vault", root, "--json").stdout)["body"]
-    assert "\x00 nulword" in body
+    assert "\ufffd nulword" in body and "\x00" not in body  # NUL is stored as U+FFFD (#15)
     for query in FINDS:
         json_strict(run("search", query, "--vault", root, "--json").stdout)
 

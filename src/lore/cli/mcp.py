@@ -101,27 +101,29 @@ def mcp_cmd(
 
 def _print_config(vault_opt: str | None, db: str | None, allow_write: bool) -> None:
     """The `mcpServers` block of Claude Desktop, Cursor and most MCP clients, with the
-    absolute path of this lore and of the vault (a client starts it from anywhere)."""
+    absolute path of this lore and of the vault (a client starts it from anywhere). `--db`
+    is resolved as every command resolves it: a file made absolute, a database URL kept."""
     import json
     import os
     import sys
     from pathlib import Path
 
+    from ..config import load_settings
     from ..vault import index_path, resolve_vault
 
     root = resolve_vault(vault_opt or os.environ.get("LORE_VAULT") or ".")
+    settings = load_settings(root, db=db)
+    index = settings.db if isinstance(settings.db, str) else index_path(root, settings)
     script = Path(sys.executable).parent / "lore"
     command = [str(script)] if script.is_file() else [sys.executable, "-m", "lore"]
     args = [*command[1:], "mcp", "--vault", str(root)]
     if db is not None:
-        args += ["--db", str(Path(db).resolve())]
+        args += ["--db", str(index)]
     if allow_write:
         args.append("--allow-write")
     config = {"mcpServers": {"lore": {"command": command[0], "args": args}}}
     click.echo(json.dumps(config, ensure_ascii=False, indent=2))
-    from ..config import load_settings
-
-    if not index_path(root, load_settings(root, db=db)).exists():
+    if isinstance(index, Path) and not index.exists():  # a server's index is not looked up
         click.echo(f"lore: notice: no index yet: create it with `lore index {root}`", err=True)
 
 

@@ -68,6 +68,7 @@ class DoctorReport:
     checks: dict[str, str] = field(default_factory=dict)  # check -> "ok" or what is wrong
     problems: list[Problem] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)  # `repair`, spelled out to paste
+    engine: dict[str, str] = field(default_factory=dict)  # the backend and its versions
 
     @property
     def ok(self) -> bool:
@@ -98,6 +99,7 @@ class DoctorReport:
             "truncated": self.truncated,
             "schema": self.schema,
             "vault": self.vault,
+            "engine": self.engine,
             "vectors": self.vectors,
             "checks": self.checks,
             "problems": [asdict(p) for p in self.problems],
@@ -201,6 +203,7 @@ def run_doctor(
         vectors=vectors,
         checks=run.checks,
         problems=run.problems,
+        engine=store.engine(),
     )
     commands = spelled_out(repair_steps(report), root, db_path)
     return DoctorReport(**{**report.__dict__, "commands": commands})

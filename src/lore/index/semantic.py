@@ -12,9 +12,8 @@ from collections.abc import Callable
 
 from ..derive.passages import PASSAGE_VERSION, NoteText, note_texts
 from ..derive.tags import TAGS_VERSION, heuristic_tags, tag_key
-from ..store.base import Store
+from ..store.base import PlannedText, Store
 from ..store.rows import NoteSource
-from ..store.sqlite_vectors import PlannedText
 
 VERSION = f"tags{TAGS_VERSION}.passages{PASSAGE_VERSION}"
 Progress = Callable[[int, int, str], None]

@@ -101,11 +101,14 @@ def decode_note(raw: NoteBytes) -> str:
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     try:
         # A truncated file may end inside a character: leave that partial character out.
-        return decoder.decode(raw.data, final=not raw.truncated)
+        text = decoder.decode(raw.data, final=not raw.truncated)
     except UnicodeDecodeError as exc:
         raise UnreadableNote(
             f"not valid UTF-8 (byte {exc.start}); convert it to UTF-8 to index it"
         ) from None
+    # A NUL past the probe: PostgreSQL's text cannot hold it, so on every backend it is
+    # stored as U+FFFD, one character for one (offsets hold; neither is a word character).
+    return text.replace("\x00", "\ufffd")
 
 
 def derive_row(

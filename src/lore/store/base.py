@@ -436,6 +436,12 @@ class Store(Protocol):
         ...
 
     # -- integrity checks (lore doctor) --------------------------------------------------
+    def engine(self) -> dict[str, str]:
+        """The backend and the versions of its engine and extensions (status and doctor
+        name them): {"backend": "sqlite", "sqlite": …, "sqlite-vec": …} or {"backend":
+        "postgresql", "server": …, "pgvector": …}; an extension not there says so."""
+        ...
+
     def migrations(self) -> list[str]:
         """The names of this backend's migrations, in order (schema_version counts them)."""
         ...

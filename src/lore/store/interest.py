@@ -8,7 +8,8 @@ exactly as it was built, and the next build can keep cluster ids stable.
 
 Members keep the path, title and date they had when the map was built: the map is a
 snapshot, and `notes_digest` says whether the index moved on since. Also here: the rows
-the clustering reads (notes, their tags, their title and summary).
+the clustering reads (notes, their tags, their title and summary). The same statements
+run on both backends (lore.store.sql_base).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .rows import ClusterRow, MemberRow, NoteInfo
-from .sqlite_base import SqliteBase, chunks, marks
+from .sql_base import SqlBase
 
 INTEREST_TABLES = ("interest_clusters", "interest_cluster_members", "interest_meta")
 TREND_DATE_SOURCES = ("frontmatter", "filename", "text")  # a note's own dates
@@ -35,7 +36,7 @@ def json_or(text: str | None, default: Any) -> Any:
         return default
 
 
-class InterestSql(SqliteBase):
+class InterestSql(SqlBase):
     # -- what the clustering reads -----------------------------------------------------------
 
     def interest_notes(self) -> list[NoteInfo]:
@@ -74,9 +75,10 @@ class InterestSql(SqliteBase):
 
     def titles_and_summaries(self, ids: Sequence[int]) -> Iterator[tuple[int, str, str]]:
         """(id, title, summary) of these notes, a chunk at a time (in no set order)."""
-        for chunk in chunks(list(ids)):
+        for chunk in self.chunks([int(i) for i in ids], 500):
+            where, params = self.in_list("id", chunk)
             for nid, title, summary in self.query(
-                f"SELECT id, title, summary FROM notes WHERE id IN ({marks(chunk)})", chunk
+                f"SELECT id, title, summary FROM notes WHERE {where}", params
             ):
                 yield int(nid), str(title), str(summary)
 
@@ -112,11 +114,9 @@ class InterestSql(SqliteBase):
         """Replace the stored map (clusters in map order, members most representative
         first), in one transaction."""
         with self.transaction():
-            db = self.db
-            for table in INTEREST_TABLES:
-                db.execute(f"DELETE FROM {table}")
+            self.empty_tables(*INTEREST_TABLES)
             for i, (c, members) in enumerate(clusters):
-                db.execute(
+                self.execute(
                     "INSERT INTO interest_clusters(id, rank, label, label_source, size, top_tags,"
                     " weekly, trend, recent_share, longrun_share, centroid)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -134,7 +134,7 @@ class InterestSql(SqliteBase):
                         centroids.get(c.id, b""),
                     ),
                 )
-                db.executemany(
+                self.executemany(
                     "INSERT INTO interest_cluster_members(cluster_id, rank, note_id, path, title,"
                     " date, similarity, x, y) VALUES (?,?,?,?,?,?,?,?,?)",
                     [
@@ -142,7 +142,7 @@ class InterestSql(SqliteBase):
                         for j, m in enumerate(members)
                     ],
                 )
-            db.executemany(
+            self.executemany(
                 "INSERT INTO interest_meta(key, value) VALUES (?, ?)", sorted(meta.items())
             )
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .memory import allow_sql
 from .sqlite import SqliteStore
 
 
@@ -30,7 +29,7 @@ def links_containing(
     words = sorted({n for n in needles if n})
     if not words:
         return []
-    where, params = allow_sql(allow)
+    where, params = store.allow_sql(allow)
     match = " OR ".join("instr(l.target_key, ?) > 0" for _ in words)
     rows = store.query(
         "SELECT n.path, n.title, n.date, l.target FROM links l JOIN notes n ON n.id = l.note_id"

@@ -1,6 +1,9 @@
-"""SQL for the agent-memory tables (schema m002_memory). Writes run inside the sync
-transaction; reads return plain tuples and dicts. Path access rules arrive here as SQLite
-GLOB patterns and are applied in the WHERE clause, never after the fact."""
+"""SQL for the agent-memory tables (schema m002_memory), on both backends (lore.store.sql_base):
+entity cards, aliases, edges, mentions and memory entries. Writes run inside the sync
+transaction; reads return plain tuples and dicts. Path access rules are applied in the WHERE
+clause (`allow_sql`), never after the fact. Each backend adds how a batch of rows replaces
+rows with the same key and how the full-text index finds a phrase (sqlite_memory,
+pg_memory)."""
 
 from __future__ import annotations
 
@@ -9,9 +12,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .rows import NoteText
-from .sqlite_base import SqliteBase
+from .sql_base import SqlBase
 
-# Notes read per query when texts are streamed (and the SQLite variable limit's share).
+# Notes read per query when texts are streamed: a first sync never holds every text at once.
 _CHUNK = 500
 MEMORY_TABLES = (
     "entity_defs",
@@ -22,16 +25,7 @@ MEMORY_TABLES = (
 )
 
 
-def allow_sql(allow: Sequence[str] | None, column: str = "n.path") -> tuple[str, list[Any]]:
-    """' AND (path GLOB ? OR ...)' for a principal's rules; '' for no rules at all (the
-    owner). An empty rule list allows nothing."""
-    if allow is None:
-        return "", []
-    if not allow:
-        return " AND 0", []
-    return " AND (" + " OR ".join(f"{column} GLOB ?" for _ in allow) + ")", list(allow)
-
-
+Allow = Sequence[str] | None  # access globs (None: the owner, every note)
 ENTRY_COLUMNS = (
     "kind",
     "anchor",
@@ -50,66 +44,45 @@ ENTRY_COLUMNS = (
 )
 
 
-class MemorySql(SqliteBase):
+class MemorySql(SqlBase):
     # -- writes (inside the sync transaction) -----------------------------------------------------
 
     def delete_for(self, note_ids: Iterable[int]) -> None:
-        rows = [(int(i),) for i in note_ids]
+        ids = [int(i) for i in note_ids]
         for table in MEMORY_TABLES:
-            self.db.executemany(f"DELETE FROM {table} WHERE note_id = ?", rows)
+            for chunk in self.chunks(ids):
+                where, params = self.in_list("note_id", chunk)
+                self.execute(f"DELETE FROM {table} WHERE {where}", params)
 
     def delete_all(self) -> None:
-        for table in MEMORY_TABLES:
-            self.db.execute(f"DELETE FROM {table}")
+        self.empty_tables(*MEMORY_TABLES)
 
     def delete_mentions(self, note_ids: Iterable[int] | None) -> None:
         if note_ids is None:
-            self.db.execute("DELETE FROM entity_mentions")
-        else:
-            self.db.executemany(
-                "DELETE FROM entity_mentions WHERE note_id = ?", [(int(i),) for i in note_ids]
-            )
-
-    def insert_rows(self, table: str, rows: list[tuple[Any, ...]]) -> None:
-        if rows:
-            marks = ",".join("?" * len(rows[0]))
-            self.db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
+            self.empty_tables("entity_mentions")
+            return
+        for chunk in self.chunks([int(i) for i in note_ids]):
+            where, params = self.in_list("note_id", chunk)
+            self.execute(f"DELETE FROM entity_mentions WHERE {where}", params)
 
     def note_ids(self, paths: Iterable[str] | None) -> list[int]:
-        """The ids of the notes at `paths` (every note when None), in path order."""
         if paths is None:
             return [int(r[0]) for r in self.query("SELECT id FROM notes ORDER BY path")]
-        wanted = sorted(set(paths))
         rows: list[tuple[Any, ...]] = []
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows += self.query(f"SELECT id, path FROM notes WHERE path IN ({marks})", chunk)
+        for chunk in self.chunks(sorted(set(paths))):
+            where, params = self.in_list("path", chunk)
+            rows += self.query(f"SELECT id, path FROM notes WHERE {where}", params)
         return [int(r[0]) for r in sorted(rows, key=lambda r: str(r[1]))]
 
-    def notes_matching(self, phrases: Iterable[str]) -> dict[str, set[int]]:
-        """phrase → ids of the notes whose full text holds it (phrases are token streams,
-        letters and digits only, so quoting is safe): the full-text index as a prefilter."""
-        return {
-            phrase: {
-                int(r[0])
-                for r in self.query("SELECT rowid FROM fts WHERE fts MATCH ?", [f'"{phrase}"'])
-            }
-            for phrase in phrases
-        }
-
     def note_texts_by_id(self, ids: Sequence[int]) -> Iterator[NoteText]:
-        """The stored text of notes by id, in the order given, read a chunk at a time: a first
-        sync of a large vault never holds every note's text at once."""
-        for start in range(0, len(ids), _CHUNK):
-            chunk = [int(i) for i in ids[start : start + _CHUNK]]
-            marks = ",".join("?" * len(chunk))
+        for chunk in self.chunks([int(i) for i in ids], _CHUNK):
+            where, params = self.in_list("id", chunk)
             found = {
                 int(row[0]): row
                 for row in self.query(
                     "SELECT id, path, title, date, frontmatter, body, body_line FROM notes"
-                    f" WHERE id IN ({marks})",
-                    chunk,
+                    f" WHERE {where}",
+                    params,
                 )
             }
             for note_id in chunk:
@@ -120,7 +93,6 @@ class MemorySql(SqliteBase):
     # -- reads --------------------------------------------------------------------------------
 
     def entity_rows(self) -> list[dict[str, Any]]:
-        """Every entity definition with its note's path, date and priority, and its aliases."""
         aliases: dict[tuple[int, int], list[str]] = {}
         for note_id, seq, alias in self.query(
             "SELECT note_id, seq, alias FROM entity_aliases WHERE is_name = 0"
@@ -131,8 +103,9 @@ class MemorySql(SqliteBase):
             "SELECT d.note_id, d.seq, n.path, n.date, n.priority, d.name, d.name_key, d.type,"
             " d.kind, d.line, d.definition, d.tags, d.last_activity, d.last_activity_raw,"
             " d.status, d.pinned, d.events, d.problems"
-            # CROSS JOIN: walk the (small) definitions table, never every note.
-            " FROM entity_defs d CROSS JOIN notes n ON n.id = d.note_id ORDER BY n.path, d.seq"
+            # walk the (small) definitions table, never every note
+            f" FROM entity_defs d {self.DRIVING_JOIN} notes n ON n.id = d.note_id"
+            " ORDER BY n.path, d.seq"
         )
         out = []
         for r in rows:
@@ -162,10 +135,9 @@ class MemorySql(SqliteBase):
         return out
 
     def mentions_of(
-        self, entity_key: str, allow: Sequence[str] | None
+        self, entity_key: str, allow: Allow
     ) -> list[tuple[str, str | None, int, int, str]]:
-        """(path, date, count, line, title) of the notes mentioning an entity, newest first."""
-        where, params = allow_sql(allow)
+        where, params = self.allow_sql(allow)
         return [
             (str(p), d, int(c), int(ln), str(t))
             for p, d, c, ln, t in self.query(
@@ -176,13 +148,8 @@ class MemorySql(SqliteBase):
             )
         ]
 
-    def latest_mentions(
-        self, allow: Sequence[str] | None, until: str
-    ) -> dict[str, tuple[str, str, int]]:
-        """entity key → (latest date, path, line) over the notes that mention it and carry a
-        date of their own (front matter or file name: a file's mtime is not a dated mention),
-        up to `until`."""
-        where, params = allow_sql(allow)
+    def latest_mentions(self, allow: Allow, until: str) -> dict[str, tuple[str, str, int]]:
+        where, params = self.allow_sql(allow)
         out: dict[str, tuple[str, str, int]] = {}
         for key, date, path, line in self.query(
             "SELECT m.entity_key, n.date, n.path, m.line FROM entity_mentions m"
@@ -194,20 +161,20 @@ class MemorySql(SqliteBase):
             out.setdefault(str(key), (str(date), str(path), int(line)))
         return out
 
-    def mention_totals(self, allow: Sequence[str] | None) -> dict[str, tuple[int, int]]:
-        """entity key → (notes mentioning it, mentions in all)."""
-        where, params = allow_sql(allow)
+    def mention_totals(self, allow: Allow) -> dict[str, tuple[int, int]]:
+        where, params = self.allow_sql(allow)
         return {
             str(k): (int(n), int(c))
             for k, n, c in self.query(
                 "SELECT m.entity_key, count(*), sum(m.count) FROM entity_mentions m"
-                f" JOIN notes n ON n.id = m.note_id WHERE 1{where} GROUP BY m.entity_key",
+                f" JOIN notes n ON n.id = m.note_id WHERE {self.TRUE}{where}"
+                " GROUP BY m.entity_key",
                 params,
             )
         }
 
-    def edges(self, allow: Sequence[str] | None) -> list[dict[str, Any]]:
-        where, params = allow_sql(allow)
+    def edges(self, allow: Allow) -> list[dict[str, Any]]:
+        where, params = self.allow_sql(allow)
         return [
             {
                 "path": str(p),
@@ -220,51 +187,47 @@ class MemorySql(SqliteBase):
             }
             for p, s, r, t, k, ln, kd in self.query(
                 "SELECT n.path, e.source, e.relation, e.target, e.target_key, e.line, e.kind"
-                f" FROM entity_edges e CROSS JOIN notes n ON n.id = e.note_id WHERE 1{where}"
-                " ORDER BY n.path, e.seq",
+                f" FROM entity_edges e {self.DRIVING_JOIN} notes n ON n.id = e.note_id"
+                f" WHERE {self.TRUE}{where} ORDER BY n.path, e.seq",
                 params,
             )
         ]
 
-    def note_keys(self, allow: Sequence[str] | None) -> list[tuple[str, str, str]]:
-        """(path, title, date) of every note the rules allow: what a link may resolve to."""
-        where, params = allow_sql(allow)
+    def note_keys(self, allow: Allow) -> list[tuple[str, str, str]]:
+        where, params = self.allow_sql(allow)
         return [
             (str(p), str(t), d)
             for p, t, d in self.query(
-                f"SELECT n.path, n.title, n.date FROM notes n WHERE 1{where} ORDER BY n.path",
+                f"SELECT n.path, n.title, n.date FROM notes n WHERE {self.TRUE}{where}"
+                " ORDER BY n.path",
                 params,
             )
         ]
 
     def entries(
-        self,
-        allow: Sequence[str] | None,
-        *,
-        kinds: Sequence[str] | None = None,
-        paths: Sequence[str] | None = None,
-        since: str | None = None,
+        self, allow: Allow, *, kinds: Allow = None, paths: Allow = None, since: str | None = None
     ) -> list[dict[str, Any]]:
-        """Memory entries (daily-note sections and items, core-file lines), by path and order."""
-        where, params = allow_sql(allow)
+        where, params = self.allow_sql(allow)
         if kinds:
-            where += f" AND e.kind IN ({','.join('?' * len(kinds))})"
-            params += list(kinds)
+            clause, values = self.in_list("e.kind", kinds)
+            where += f" AND {clause}"
+            params += values
         if paths is not None:
             if not paths:
                 return []
-            where += f" AND n.path IN ({','.join('?' * len(paths))})"
-            params += list(paths)
+            clause, values = self.in_list("n.path", paths)
+            where += f" AND {clause}"
+            params += values
         if since:
             where += " AND e.date >= ?"
             params.append(since)
         cols = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
         # Given paths, find those notes first; else walk the entries, never every note.
-        join = "JOIN" if paths is not None else "CROSS JOIN"
+        join = "JOIN" if paths is not None else self.DRIVING_JOIN
         out = []
         for row in self.query(
             f"SELECT n.path, n.priority, n.frontmatter, {cols} FROM memory_entries e"
-            f" {join} notes n ON n.id = e.note_id WHERE 1{where} ORDER BY n.path, e.seq",
+            f" {join} notes n ON n.id = e.note_id WHERE {self.TRUE}{where} ORDER BY n.path, e.seq",
             params,
         ):
             item = dict(zip(ENTRY_COLUMNS, row[3:], strict=True))
@@ -276,10 +239,9 @@ class MemorySql(SqliteBase):
         return out
 
     def dated_notes(
-        self, allow: Sequence[str] | None, since: str, until: str
+        self, allow: Allow, since: str, until: str
     ) -> list[tuple[str, str, str, int | None, bool]]:
-        """(path, title, date, priority, pinned) of notes dated in [since, until], newest first."""
-        where, params = allow_sql(allow)
+        where, params = self.allow_sql(allow)
         return [
             (str(p), str(t), str(d), pr, json.loads(fm).get("pinned") is True)
             for p, t, d, pr, fm in self.query(
@@ -290,14 +252,11 @@ class MemorySql(SqliteBase):
         ]
 
     def note_bodies(self, paths: Sequence[str]) -> dict[str, tuple[str, int, str]]:
-        """path → (body, body_line, headings JSON) for the given paths."""
         out: dict[str, tuple[str, int, str]] = {}
-        wanted = sorted(set(paths))
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk in self.chunks(sorted(set(paths))):
+            where, params = self.in_list("path", chunk)
             for p, b, bl, h in self.query(
-                f"SELECT path, body, body_line, headings FROM notes WHERE path IN ({marks})", chunk
+                f"SELECT path, body, body_line, headings FROM notes WHERE {where}", params
             ):
                 out[str(p)] = (str(b), int(bl), str(h))
         return out

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .memory import allow_sql
 from .sqlite import SqliteStore
 
 _CHUNK = 500
@@ -204,7 +203,7 @@ def has_texts(store: SqliteStore, note_id: int) -> bool:
 def stats(store: SqliteStore, allow: Sequence[str] | None = None) -> dict[str, Any]:
     """How many notes have fields (by model), failed, or hold fields of an older content
     (of the notes `allow` lets through; None: all)."""
-    where, params = allow_sql(allow)
+    where, params = store.allow_sql(allow)
     by_state: dict[str, int] = {}
     models: dict[str, int] = {}
     claims = dropped = 0
@@ -257,7 +256,7 @@ def category_counts(
 ) -> list[tuple[str, int]]:
     """Every category (as first written, case aside) with its notes, most first (of the
     notes `allow` lets through; None: all)."""
-    where, params = allow_sql(allow)
+    where, params = store.allow_sql(allow)
     rows = store.query(
         f"SELECT min(c), count(*) AS k FROM (SELECT coalesce({_AUTHOR_CATEGORY}, l.category)"
         f" AS c FROM notes n LEFT JOIN note_llm l ON {_CURRENT} WHERE 1{where})"

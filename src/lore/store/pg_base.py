@@ -12,6 +12,8 @@ mixins over this class; lore.store.postgres puts them together.
   syncs of one vault are serialised (the second waits up to BUSY_TIMEOUT_MS, then says
   "busy"), syncs of different vaults run in parallel, readers never wait. Readers see
   only committed transactions: never a half-applied sync.
+- Statements may be written with `?` parameters, as the statements both backends share
+  are (lore.store.sql_base): `psycopg_sql` turns each into `%s`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -27,6 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
 from . import pg_postings
 from .pg_schema import PARTS
+from .sql_base import SqlBase
 
 if TYPE_CHECKING:
     import psycopg
@@ -71,13 +75,34 @@ def namespace_for(url: str, vault_root: Path) -> tuple[str, str]:
     return urlunsplit(parts._replace(query=urlencode(rest))), name
 
 
+# What a `?` may stand inside without being a parameter: a string literal ('…', with ''
+# for a quote; E'…' also with backslash escapes), a quoted name ("…"), a dollar-quoted
+# body ($tag$…$tag$), a comment (-- to the end of the line, /* … */).
+_NOT_PARAMETERS = re.compile(
+    r"""(?<![\w$])[eE]'(?:[^'\\]|\\.|'')*'?|'(?:[^']|'')*'?|"(?:[^"]|"")*"?"""
+    r"|(?<![\w$])(\$[A-Za-z_]*\$)[\s\S]*?(?:\1|$)|--[^\n]*|/\*[\s\S]*?(?:\*/|$)|\?"
+)
+
+
+@lru_cache(maxsize=1024)
+def psycopg_sql(sql: str) -> str:
+    """The statement with each `?` parameter written as psycopg's `%s`; a `?` inside a
+    literal, a quoted name or a comment is left as it is (psycopg's own placeholders pass
+    through)."""
+    return _NOT_PARAMETERS.sub(lambda m: "%s" if m.group() == "?" else m.group(), sql)
+
+
 def lock_key(namespace: str) -> int:
     """The advisory lock of one vault's schema (a 32-bit key of its name)."""
     return zlib.crc32(namespace.encode())
 
 
-class PgBase:
+class PgBase(SqlBase):
     """An open psycopg connection (autocommit outside `transaction()` and `snapshot()`)."""
+
+    TRUE, FALSE = "true", "false"
+    DRIVING_JOIN = "JOIN"  # PostgreSQL's planner picks the order itself
+    CHUNK = 5000  # values per array parameter: a round trip each, no limit to stay under
 
     Error: type[Exception]
     conn: psycopg.Connection[Any]
@@ -116,23 +141,35 @@ class PgBase:
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one SQL statement (PostgreSQL backend only: for lore.store and tests)."""
-        cur = self.conn.execute(sql, params)
+        cur = self.conn.execute(psycopg_sql(sql), params)
         return list(cur.fetchall()) if cur.description is not None else []
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
         """Run one statement; the rows it changed."""
         self._statements += 1
-        return int(self.conn.execute(sql, params).rowcount)
+        return int(self.conn.execute(psycopg_sql(sql), params).rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
             self._statements += 1
             with self.conn.cursor() as cur:
-                cur.executemany(sql, rows)
+                cur.executemany(psycopg_sql(sql), rows)
 
-    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        rows = self.query(sql, params)
-        return rows[0][0] if rows else None
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(values)]
+
+    def glob_match(self, column: str, pattern: str) -> tuple[str, Any]:
+        from .pg_search import glob_regex
+
+        return f"{column} ~ ?", glob_regex(pattern)
+
+    def sub_tag_match(self, column: str, tag: str) -> tuple[str, Any]:
+        return f"starts_with({column}, ?)", tag + "/"
+
+    def category_match(self) -> str:
+        from .pg_search import CATEGORY_MATCH
+
+        return CATEGORY_MATCH
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -144,7 +181,7 @@ class PgBase:
         with self.conn.transaction():
             try:
                 self.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
-                self.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(self.namespace),))
+                self.execute("SELECT pg_advisory_xact_lock(?)", (lock_key(self.namespace),))
                 self.execute("SET LOCAL lock_timeout = 0")
             except psycopg.errors.LockNotAvailable:
                 raise IndexBusyError(
@@ -195,18 +232,18 @@ class PgBase:
     # -- meta ------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        row = self.query("SELECT value FROM meta WHERE key = %s", (key,))
+        row = self.query("SELECT value FROM meta WHERE key = ?", (key,))
         return None if not row else str(row[0][0])
 
     def set_meta(self, key: str, value: str) -> None:
         self.execute(
-            "INSERT INTO meta(key, value) VALUES (%s, %s)"
+            "INSERT INTO meta(key, value) VALUES (?, ?)"
             " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
 
     def delete_meta(self, *keys: str) -> None:
-        self.execute("DELETE FROM meta WHERE key = ANY(%s)", (list(keys),))
+        self.execute("DELETE FROM meta WHERE key = ANY(?)", (list(keys),))
 
     def all_meta(self) -> dict[str, str]:
         return {str(k): str(v) for k, v in self.query("SELECT key, value FROM meta")}

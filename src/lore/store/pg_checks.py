@@ -26,6 +26,14 @@ def expected_tables() -> set[str]:
 
 
 class PgChecks(PgBase):
+    def engine(self) -> dict[str, str]:
+        vector = self._scalar("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        return {
+            "backend": "postgresql",
+            "server": str(self._scalar("SHOW server_version")),
+            "pgvector": str(vector) if vector else "not installed in this database",
+        }
+
     def migrations(self) -> list[str]:
         return [name for name, _ in MIGRATIONS]
 
@@ -40,7 +48,7 @@ class PgChecks(PgBase):
             "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod)"
             " FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace"
             " JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped"
-            " WHERE s.nspname = %s AND c.relkind = 'r' ORDER BY c.relname, a.attnum",
+            " WHERE s.nspname = ? AND c.relkind = 'r' ORDER BY c.relname, a.attnum",
             (self.namespace,),
         ):
             columns.setdefault(str(table), []).append(f"{column} {kind}")
@@ -122,13 +130,13 @@ class PgChecks(PgBase):
         if self.query("SELECT 1 FROM pg_extension WHERE extname = 'amcheck'"):
             for (index,) in self.query(
                 "SELECT c.relname FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace"
-                " JOIN pg_am m ON m.oid = c.relam WHERE s.nspname = %s AND c.relkind = 'i'"
+                " JOIN pg_am m ON m.oid = c.relam WHERE s.nspname = ? AND c.relkind = 'i'"
                 " AND m.amname = 'btree' ORDER BY c.relname",
                 (self.namespace,),
             ):
                 try:
                     with self.conn.transaction():
-                        self.query("SELECT bt_index_check(%s::regclass)", (str(index),))
+                        self.query("SELECT bt_index_check(?::regclass)", (str(index),))
                 except self.Error as exc:
                     problems.append(f"index {index}: {str(exc).splitlines()[0]}")
                 if len(problems) >= limit:

@@ -86,7 +86,7 @@ def idf(notes: int, holding: int) -> float:
 @dataclass(frozen=True)
 class LexicalQuery:
     """A full-text query as phrases of tokens, in FTS5's phrase order: generating, then
-    scoring, then the every-note token (lore.store.sqlite_search.fts_match writes them in
+    scoring, then the every-note token (lore.store.search.fts_match writes them in
     this order); a phrase that counts n times is n phrases, as it is in FTS5.
 
     `every_note`: the token every note's body ends with; when there are scoring phrases

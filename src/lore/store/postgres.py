@@ -6,7 +6,8 @@ FTS5's bm25 reproduced exactly (lore.store.pg_lexical), vectors are pgvector's (
 cosine). A vault is a schema of its own in the database (lore.store.pg_base), bound to the
 vault folder it was made for, as an SQLite index outside its vault is. The SQL is split by
 area into mixins over one connection: notes, search, pinyin, vectors, memory, interest,
-checks.
+checks; what both backends share is written once (lore.store.sql_base), what is
+PostgreSQL's own is in the pg_* modules.
 """
 
 from __future__ import annotations
@@ -14,21 +15,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import SchemaError, VaultMismatchError
+from .interest import InterestSql
 from .pg_base import namespace_for, redacted
 from .pg_checks import PgChecks
-from .pg_interest import PgInterest
 from .pg_memory import PgMemory
 from .pg_notes import PgNotes
-from .pg_pinyin import PgPinyin
 from .pg_schema import MIGRATIONS, SCHEMA_VERSION
 from .pg_search import PgSearch
 from .pg_vectors import PgVectors
+from .pinyin import PinyinSql
 from .sqlite import TOKENIZER_VERSION
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(PgNotes, PgSearch, PgPinyin, PgVectors, PgMemory, PgInterest, PgChecks):
+class PostgresStore(PgNotes, PgSearch, PinyinSql, PgVectors, PgMemory, InterestSql, PgChecks):
     """One vault's index in a PostgreSQL database. Not thread-safe: one store per thread."""
 
     def __init__(self, url: str, vault_root: Path) -> None:
@@ -77,7 +78,7 @@ class PostgresStore(PgNotes, PgSearch, PgPinyin, PgVectors, PgMemory, PgInterest
         """How many migrations the vault's schema has had (0: a new, empty schema)."""
         if not self._scalar("SELECT to_regclass('meta') IS NOT NULL"):
             if self._scalar(
-                "SELECT count(*) FROM pg_tables WHERE schemaname = %s", (self.namespace,)
+                "SELECT count(*) FROM pg_tables WHERE schemaname = ?", (self.namespace,)
             ):
                 raise SchemaError(
                     f"the schema {self.namespace} in {self.url} holds tables but no lore index",

@@ -4,7 +4,9 @@ apsw is used rather than the standard library's sqlite3 because it ships a curre
 (contentless-delete FTS5) and can load extensions such as sqlite-vec on every platform.
 The package lore.store is the only one that writes SQL; callers see the Store protocol
 (lore.store.base) and plain row models (lore.store.rows). The SQL is split by area into
-mixins over one connection (sqlite_base): notes, search, vectors, memory, interest, checks.
+mixins over one connection (sqlite_base): notes, search, pinyin, vectors, memory, interest,
+checks; what both backends share is written once (lore.store.sql_base), what is SQLite's
+own is in the sqlite_* modules.
 """
 
 from __future__ import annotations
@@ -15,15 +17,15 @@ import apsw
 
 from ..errors import IndexError_, SchemaError, VaultMismatchError, shown
 from .interest import InterestSql
-from .memory import MemorySql
+from .pinyin import PinyinSql
 from .rows import NoteRow, StoredStat, Unreadable
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite_base import BUSY_TIMEOUT_MS, busy, damaged, disk_full
 from .sqlite_checks import CheckSql
-from .sqlite_notes import NotesSql
-from .sqlite_pinyin import PinyinSql
-from .sqlite_search import SearchSql
-from .sqlite_vectors import VectorSql
+from .sqlite_memory import SqliteMemory
+from .sqlite_notes import SqliteNotes
+from .sqlite_search import SqliteSearch
+from .sqlite_vectors import SqliteVectors
 
 __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "disk_full"]
 
@@ -47,7 +49,9 @@ class _CannotWrite(Exception):
     """SQLite could not open the index for writing (a read-only file, folder or disk)."""
 
 
-class SqliteStore(NotesSql, SearchSql, PinyinSql, VectorSql, MemorySql, InterestSql, CheckSql):
+class SqliteStore(
+    SqliteNotes, SqliteSearch, PinyinSql, SqliteVectors, SqliteMemory, InterestSql, CheckSql
+):
     """An open index file. Not thread-safe: one store per thread or process.
 
     An index that cannot be written (a read-only file, folder or mount) is opened read-only

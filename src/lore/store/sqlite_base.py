@@ -1,5 +1,6 @@
 """The SQLite connection every part of the SQLite store shares: queries, transactions,
-read snapshots, meta, the generation counter. The parts (notes, search, vectors, memory,
+read snapshots, meta, the generation counter, and SQLite's side of the dialect the shared
+statements are written in (lore.store.sql_base). The parts (notes, search, vectors, memory,
 interest, checks) are mixins over this class; lore.store.sqlite puts them together."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import apsw
 
 from ..errors import IndexBusyError, IndexFullError, IndexReadOnlyError, SchemaError, quoted_safely
+from .sql_base import SqlBase
 
 BUSY_TIMEOUT_MS = 5_000
 CHUNK = 500  # ids per IN (...) list: well under SQLite's variable limit
@@ -43,13 +45,12 @@ def marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-def chunks(values: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
-class SqliteBase:
+class SqliteBase(SqlBase):
     """An open apsw connection and what every SQL part needs from it."""
+
+    TRUE, FALSE = "1", "0"
+    DRIVING_JOIN = "CROSS JOIN"
+    CHUNK = CHUNK
 
     # The backend's database error: a check that meets it reports a damaged index.
     Error: type[Exception] = apsw.Error
@@ -67,6 +68,32 @@ class SqliteBase:
     def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self.db.execute(sql, params).fetchone()
         return None if row is None else row[0]
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        before = self.db.total_changes()
+        self.db.execute(sql, params)
+        return int(self.db.total_changes() - before)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.db.executemany(sql, rows)
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return (f"{column} IN ({marks(values)})", list(values)) if values else ("0", [])
+
+    def in_ids(self, column: str, ids: Sequence[int]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({','.join(str(int(i)) for i in ids) or 'NULL'})", []
+
+    def glob_match(self, column: str, pattern: str) -> tuple[str, Any]:
+        return f"{column} GLOB ?", pattern
+
+    def sub_tag_match(self, column: str, tag: str) -> tuple[str, Any]:
+        return f"{column} GLOB ?", tag.replace("[", "[[]") + "/*"
+
+    def category_match(self) -> str:
+        from .note_llm import category_filter_sql
+
+        return category_filter_sql()
 
     def read_only_error(self, what: str = "") -> IndexReadOnlyError:
         return IndexReadOnlyError(

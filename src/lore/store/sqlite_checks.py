@@ -29,6 +29,15 @@ def expected_tables() -> set[str]:
 
 
 class CheckSql(SqliteBase):
+    def engine(self) -> dict[str, str]:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            vec = version("sqlite-vec")
+        except PackageNotFoundError:
+            vec = "not installed"
+        return {"backend": "sqlite", "sqlite": apsw.sqlite_lib_version(), "sqlite-vec": vec}
+
     def migrations(self) -> list[str]:
         return [name for name, _ in MIGRATIONS]
 

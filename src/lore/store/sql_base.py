@@ -1,0 +1,138 @@
+"""What the SQL both backends share asks of a backend (lore.store.sqlite_base,
+lore.store.pg_base implement it): the statements of notes, search rows, pinyin, vectors,
+memory and interest are written once, in the mixins of lore.store.notes, .search, .pinyin,
+.vectors, .memory and .interest, over this class.
+
+Shared statements are written in the dialect both engines read:
+- parameters are `?` (the PostgreSQL backend turns them into psycopg's `%s`, never inside a
+  string literal, a quoted name or a comment), and a shared statement holds no literal `%`;
+- a list of values is `in_list(column, values)` (`IN (?, …)` on SQLite, `= ANY(?)` on
+  PostgreSQL), a list of ids `in_ids` (written into the statement as integers on SQLite,
+  which has a limit on parameters);
+- `WHERE {self.TRUE}` starts a clause the filters extend with ` AND …`;
+- `self.DRIVING_JOIN` joins `notes` to a smaller table walked first: SQLite's planner
+  takes the hint of CROSS JOIN, PostgreSQL's plain JOIN needs none;
+- access rules and filters are compiled here (`allow_sql`, `filter_sql`) from the
+  backend's `glob_match` (SQLite's GLOB; on PostgreSQL the same glob as an anchored regular
+  expression), `sub_tag_match` and `category_match`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from .query import Filters
+
+
+def path_glob(path: str) -> str:
+    """A path filter as a GLOB: a folder or a plain prefix means everything under it."""
+    while path.startswith("./"):
+        path = path[2:]
+    if not any(c in path for c in "*?["):
+        return path.rstrip("/") + "*" if path.endswith("/") else path + "*"
+    return path
+
+
+class SqlBase:
+    TRUE: str  # the literals true and false: "1" and "0", or "true" and "false"
+    FALSE: str
+    DRIVING_JOIN: str  # "CROSS JOIN" or "JOIN"
+    CHUNK: int  # values per IN list (SQLite's parameter limit; round trips on PostgreSQL)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement; the rows it changed."""
+        raise NotImplementedError
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        raise NotImplementedError
+
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self.query(sql, params)
+        return rows[0][0] if rows else None
+
+    def transaction(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def get_meta(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def delete_meta(self, *keys: str) -> None:
+        raise NotImplementedError
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """`column` is one of `values` (none: false), and its parameters."""
+        raise NotImplementedError
+
+    def in_ids(self, column: str, ids: Sequence[int]) -> tuple[str, list[Any]]:
+        """`column` is one of these integer ids (none: false), and its parameters."""
+        return self.in_list(column, [int(i) for i in ids])
+
+    def chunks(self, values: Sequence[Any], size: int | None = None) -> Iterator[Sequence[Any]]:
+        step = size or self.CHUNK
+        for start in range(0, len(values), step):
+            yield values[start : start + step]
+
+    def empty_tables(self, *tables: str) -> None:
+        """Delete every row of these tables (inside a transaction)."""
+        for table in tables:
+            self.execute(f"DELETE FROM {table}")
+
+    def glob_match(self, column: str, pattern: str) -> tuple[str, Any]:
+        """`column` matches the GLOB `pattern` (as SQLite reads it), and its parameter."""
+        raise NotImplementedError
+
+    def sub_tag_match(self, column: str, tag: str) -> tuple[str, Any]:
+        """`column` (a tag key) is a sub-tag of `tag` (`tag/…`), and its parameter."""
+        raise NotImplementedError
+
+    def category_match(self) -> str:
+        """A note's category (the author's, else the model's), case-folded, is `?`."""
+        raise NotImplementedError
+
+    def allow_sql(
+        self, allow: Sequence[str] | None, column: str = "n.path"
+    ) -> tuple[str, list[Any]]:
+        """' AND (…)' letting through the paths a principal's globs allow; '' for no rules
+        (the owner). An empty rule list allows nothing."""
+        if allow is None:
+            return "", []
+        if not allow:
+            return f" AND {self.FALSE}", []
+        matches = [self.glob_match(column, glob) for glob in allow]
+        return " AND (" + " OR ".join(sql for sql, _p in matches) + ")", [p for _s, p in matches]
+
+    def filter_sql(self, filters: Filters) -> tuple[str, list[Any]]:
+        """' AND …' clauses over `notes n` for the filters, and their parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for tag in filters.tags:
+            sub, param = self.sub_tag_match("tag_key", tag)
+            clauses.append(f"n.id IN (SELECT note_id FROM tags WHERE tag_key = ? OR {sub})")
+            params.extend([tag, param])
+        if filters.path:
+            clause, param = self.glob_match("n.path", path_glob(filters.path))
+            clauses.append(clause)
+            params.append(param)
+        dated = []
+        if filters.since:
+            dated.append("n.date >= ?")
+            params.append(filters.since)
+        if filters.until:
+            dated.append("n.date <= ?")
+            params.append(filters.until)
+        if dated:
+            window = " AND ".join(dated)
+            clauses.append(f"({window} OR n.date IS NULL)" if filters.include_undated else window)
+        if filters.allow is not None:
+            allowed, globs = self.allow_sql(filters.allow)
+            clauses.append(allowed.removeprefix(" AND "))
+            params.extend(globs)
+        if filters.category:
+            clauses.append(self.category_match())
+            params.append(filters.category)
+        return "".join(f" AND {c}" for c in clauses), params
