@@ -24,11 +24,14 @@ from .pg_schema import MIGRATIONS, SCHEMA_VERSION
 from .pg_search import PgSearch
 from .pg_vectors import PgVectors
 from .sqlite import TOKENIZER_VERSION
+from .transfer import TransferSql
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(PgNotes, PgSearch, PgPinyin, PgVectors, PgMemory, PgInterest, PgChecks):
+class PostgresStore(
+    PgNotes, PgSearch, PgPinyin, PgVectors, PgMemory, PgInterest, PgChecks, TransferSql
+):
     """One vault's index in a PostgreSQL database. Not thread-safe: one store per thread."""
 
     def __init__(self, url: str, vault_root: Path) -> None:

@@ -24,6 +24,7 @@ from .sqlite_notes import NotesSql
 from .sqlite_pinyin import PinyinSql
 from .sqlite_search import SearchSql
 from .sqlite_vectors import VectorSql
+from .transfer import TransferSql
 
 __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "disk_full"]
 
@@ -46,7 +47,9 @@ class _CannotWrite(Exception):
     """SQLite could not open the index for writing (a read-only file, folder or disk)."""
 
 
-class SqliteStore(NotesSql, SearchSql, PinyinSql, VectorSql, MemorySql, InterestSql, CheckSql):
+class SqliteStore(
+    NotesSql, SearchSql, PinyinSql, VectorSql, MemorySql, InterestSql, CheckSql, TransferSql
+):
     """An open index file. Not thread-safe: one store per thread or process.
 
     An index that cannot be written (a read-only file, folder or mount) is opened read-only
