@@ -171,7 +171,7 @@ LAYERS = {
     "index": 3, "capabilities": 3, "retrieve": 3,
     "memory": 4, "interest": 4, "capture": 4, "edit": 4, "tokens": 4,
     "vault": 5,
-    "lore": 6, "watch": 6,
+    "lore": 6, "watch": 6, "transfer": 6,
     "present": 7,
     "cli": 8, "mcp": 8, "serve": 8, "__main__": 8,
 }  # fmt: skip

@@ -111,6 +111,7 @@ COMMAND_MODULES = {
     "embed": "embed",
     "llm": "llm",
     "mcp": "mcp",
+    "migrate": "migrate",
     **dict.fromkeys(("links", "note"), "notes"),
     **dict.fromkeys(("serve", "token"), "serve"),
     **dict.fromkeys(

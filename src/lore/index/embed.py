@@ -102,7 +102,9 @@ def pending_count(store: Store, identity: str) -> int:
     return len(_missing(store, identity))
 
 
-def _ensure_table(store: Store, identity: str, dim: int) -> None:
+def ensure_vector_table(store: Store, identity: str, dim: int) -> None:
+    """The vector table for `dim`, with the identity recorded on first use (inside a
+    transaction); a dimension other than the recorded one is refused."""
     recorded, recorded_dim = stored_identity(store)
     if recorded_dim is not None and recorded_dim != dim:
         raise ProviderError(
@@ -237,7 +239,7 @@ def _flush_vectors(
     if not np.all(np.isfinite(vectors)):
         raise ProviderError(f"{provider.identity} returned vectors with NaN or infinity")
     with store.transaction():
-        _ensure_table(store, provider.identity, int(vectors.shape[1]))
+        ensure_vector_table(store, provider.identity, int(vectors.shape[1]))
         for (digest, space, _text), vector in zip(queue, vectors, strict=True):
             blob = np.asarray(vector, dtype=np.float32).tobytes()
             store.add_vector(digest, provider.identity, space, blob)

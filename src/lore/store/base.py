@@ -42,6 +42,7 @@ from .rows import (
     TextSpan,
     Unreadable,
 )
+from .transfer import CachedAnswer, VectorKey
 
 # (kind, seq, hash, start, end, heading) of one text to embed
 PlannedText = tuple[str, int, str, int, int, str | None]
@@ -433,6 +434,19 @@ class Store(Protocol):
     def stored_map(self) -> tuple[dict[str, str], list[ClusterRow], list[MemberRow]] | None:
         """(meta, clusters in map order, members in rank order), or None before the first `lore
         clusters build`."""
+        ...
+
+    # -- what `lore migrate` copies (lore.store.transfer) --------------------------------
+    def cached_answers(self) -> list[CachedAnswer]:
+        """Every cached model answer, by key."""
+        ...
+
+    def vector_keys(self) -> list[VectorKey]:
+        """Every stored vector's key (text hash, identity, space), by id."""
+        ...
+
+    def map_centroids(self) -> dict[int, bytes]:
+        """cluster id → its centroid (float32 bytes) in the stored interest map."""
         ...
 
     # -- integrity checks (lore doctor) --------------------------------------------------

@@ -25,11 +25,14 @@ from .pg_search import PgSearch
 from .pg_vectors import PgVectors
 from .pinyin import PinyinSql
 from .sqlite import TOKENIZER_VERSION
+from .transfer import TransferSql
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(PgNotes, PgSearch, PinyinSql, PgVectors, PgMemory, InterestSql, PgChecks):
+class PostgresStore(
+    PgNotes, PgSearch, PinyinSql, PgVectors, PgMemory, InterestSql, PgChecks, TransferSql
+):
     """One vault's index in a PostgreSQL database. Not thread-safe: one store per thread."""
 
     def __init__(self, url: str, vault_root: Path) -> None:

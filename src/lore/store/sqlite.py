@@ -26,6 +26,7 @@ from .sqlite_memory import SqliteMemory
 from .sqlite_notes import SqliteNotes
 from .sqlite_search import SqliteSearch
 from .sqlite_vectors import SqliteVectors
+from .transfer import TransferSql
 
 __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "disk_full"]
 
@@ -50,7 +51,14 @@ class _CannotWrite(Exception):
 
 
 class SqliteStore(
-    SqliteNotes, SqliteSearch, PinyinSql, SqliteVectors, SqliteMemory, InterestSql, CheckSql
+    SqliteNotes,
+    SqliteSearch,
+    PinyinSql,
+    SqliteVectors,
+    SqliteMemory,
+    InterestSql,
+    CheckSql,
+    TransferSql,
 ):
     """An open index file. Not thread-safe: one store per thread or process.
 
