@@ -4,10 +4,15 @@ that mention the words everywhere; the parts follow the note through edits and d
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import lore
+from lore.retrieve.query import QueryPlan, plan
+from lore.retrieve.sections import best_sections
+from lore.store.query import Filters
 
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
@@ -141,3 +146,85 @@ def test_the_parts_follow_the_note_through_edits_and_deletes(
     (root / "long.md").unlink()
     vault.sync()
     assert [h.path for h in vault.search("qwerty")] == []
+
+
+def _manager_vault() -> dict[str, str]:
+    """30 long logs that each mention a 配置管理器 once, a short note dense in 管理器 and
+    用法, and a long Fedora note whose one section says that dnf is its package manager."""
+    filler = "今天整理了一些日常的记录，天气很好，大家一起讨论了周末的安排和读书的计划。"
+    files: dict[str, str] = {}
+    for i in range(30):
+        sections = [f"## 第{j}节\n\n{filler * 3}" for j in range(10)]
+        sections[i % 10] += f"\n\n项目里用了一个配置管理器，第{i}个。"
+        files[f"log/{i:02d}.md"] = f"# 日志 {i}\n\n" + "\n\n".join(sections) + "\n"
+    files["patterns/singleton.md"] = (
+        "# 单例\n\n日志管理器、配置管理器和连接管理器的用法都一样："
+        "每个管理器只有一个实例，用法见下。\n"
+    )
+    sections = [f"## 第{j}节\n\n{filler * 3}" for j in range(10)]
+    sections[6] += "\n\n在 Fedora 上用 dnf 包管理器安装软件。"
+    files["linux/fedora.md"] = "# Fedora 笔记\n\n" + "\n\n".join(sections) + "\n"
+    return files
+
+
+def test_parts_are_ranked_by_the_terms_that_bring_candidates(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """In a vault of thousands of notes most of "DNF 包管理器用法"'s terms are common: dnf and
+    管理器 bring the candidates, the others (用法, 包, 理器, single characters) only score
+    them (lore.retrieve.search.prune). Among parts those are rare: counted there, a short
+    part dense in them outscored the part holding dnf (mynote: a singleton pattern's part
+    55 against the DNF guide's 43). Parts are ranked by the candidate-bringing terms."""
+    vault = open_vault(make_vault(_manager_vault()))
+    vault.sync()
+    store = vault.store
+    full = plan("dnf 包管理器用法")
+    common = tuple(t for t in full.terms if t.text not in ("dnf", "管理器"))
+    query_plan = QueryPlan(full.text, full.terms, common)
+
+    def first(best: dict[int, tuple[float, int, int]]) -> str:
+        return store.paths_of([max(best, key=lambda n: best[n][0])]).popitem()[1]
+
+    # Every term counted in the parts: the singleton note's one part comes first.
+    assert first(store.rank_sections(query_plan.text_query, Filters(), 50)) == (
+        "patterns/singleton.md"
+    )
+    ranked, best = best_sections(store, query_plan, Filters(), 5, 50, [])
+    fedora = ranked[0]
+    assert store.paths_of([fedora]) == {fedora: "linux/fedora.md"}
+    body = store.hit_rows([fedora])[fedora].body
+    assert "dnf" in body[best[fedora].start : best[fedora].end]
+    # Notes another channel brought (`among`) are scored in the same query, past `depth`.
+    _, scored = best_sections(store, query_plan, Filters(), 5, 1, list(best))
+    assert scored == best
+
+
+def test_explain_says_where_the_full_text_score_came_from(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """`--explain` names the part (its heading) when a part's share beat the whole note,
+    the whole note otherwise; the CLI prints it."""
+    files = _memos(40)
+    files["guides/weekly-roundup.md"] = _long_note(
+        "Weekly roundup",
+        "There is now a function to sanitize HTML that returns a document fragment.",
+        at=9,
+    )
+    for i in range(3):
+        files[f"plugins/s{i}.md"] = f"# Helper {i}\n\nSanitize the HTML you paste, version {i}.\n"
+    root = make_vault(files)
+    vault = open_vault(root)
+    vault.sync()
+    hits = vault.search("function to sanitize HTML into a document fragment", limit=5, explain=True)
+    sources = {h.path: h.explain.fts_text for h in hits if h.explain is not None}
+    assert sources["guides/weekly-roundup.md"] == "a part (§ Birding 9)"
+    assert sources["plugins/s0.md"] == "the whole note"
+    vault.close()
+    out = subprocess.run(
+        [sys.executable, "-m", "lore", "search", "sanitize HTML document fragment", "--explain"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "full text from: a part (§ Birding 9)" in out

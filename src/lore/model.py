@@ -102,6 +102,9 @@ class Explain:
     # Which text the best vector was made from (issue 19): a passage, the whole note, or
     # the summary (the LLM's, the author's, or the head and tail of the text).
     vector_text: str | None = None
+    # Where the full-text score came from (issue 12): "the whole note", or its best part,
+    # "a part (§ heading)", when that part's share of BM25 beat the whole note's.
+    fts_text: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -161,10 +161,13 @@ ENTITY_TABLES = ("entity_defs", "entity_aliases")
 
 
 # Not passes over the vault: FTS5's own tables answering MATCH (the notes, and their parts:
-# lore.derive.sections), and json_each over one hit's key claims (store.note_llm).
+# lore.derive.sections; `matched` holds the parts' matches with their bm25, read once for the
+# best and once for the other channels' candidates: store.sqlite_search.rank_sections), and
+# json_each over one hit's key claims (store.note_llm).
 NOT_SCANS = (
     "SCAN fts VIRTUAL TABLE",
     "SCAN fts_sections VIRTUAL TABLE INDEX 0:M",
+    "SCAN matched",
     "SCAN claim VIRTUAL TABLE",
 )
 

@@ -75,6 +75,9 @@ def format_hit(rank: int, hit: Hit, *, color: bool, markers: tuple[str, str]) ->
         if hit.explain.pinyin:
             spelled = clean(hit.explain.pinyin)
             lines.append("   " + _style(f"matched by pinyin: {spelled}", DIM, color))
+        if hit.explain.fts_text:
+            source = clean(hit.explain.fts_text)
+            lines.append("   " + _style(f"full text from: {source}", DIM, color))
         if hit.explain.vector_text:
             lines.append(
                 "   " + _style(f"vector from: {clean(hit.explain.vector_text)}", DIM, color)

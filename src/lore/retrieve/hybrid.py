@@ -22,7 +22,7 @@ from ..store.query import Filters
 from ..store.rows import HitRow
 from . import channels as ch
 from .budget import QueryBudget, QueryCosts
-from .fuse import DEFAULT_WEIGHTS, Fused, channel_weights, rrf, weighted
+from .fuse import DEFAULT_WEIGHTS, PART_SHARE, Fused, channel_weights, rrf, weighted
 from .names import name_candidates, name_scores
 from .pinyin import PinyinMatch
 from .plan import SearchPlan, heuristic_plan, llm_plan
@@ -39,7 +39,7 @@ from .search import (
     prune,
     ranked_candidates,
 )
-from .sections import BestSection, section_candidates, section_scores, uses_parts
+from .sections import BestSection, best_sections, part_heading, uses_parts
 from .snippet import Evidence, build_evidence, folded_matches, head_evidence, matched_in
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ class Channels:
     plan: QueryPlan  # the full-text plan as run (widened when the rare terms found few)
     fts_found: int  # notes the full-text ranking returned (all that match, when short)
     pinyin: dict[int, PinyinMatch] = field(default_factory=dict)  # names the query spelled
+    parts: dict[int, BestSection] = field(default_factory=dict)  # each note's best part
 
 
 def resolve_mode(active: str, requested: str | None) -> str:
@@ -214,6 +215,7 @@ def hybrid_search(
             fields,
             shown_query(store, query_plan),
             llm_fields,
+            found.parts if fuse is weighted else {},  # RRF ranks the whole notes' BM25 only
         )
         if options.explain
         else None
@@ -287,13 +289,6 @@ def gather(
     ranked = dict(found_fts)
     order: list[int] = list(ranked)[:pool]
     sources: dict[str, list[int]] = {"fts": list(order)}
-    parts: dict[int, BestSection] = {}
-    if weights.get("fts", 0) > 0 and uses_parts(options.field_weights):
-        # The fts channel scores a note by its best part too.
-        sources["section"], parts = section_candidates(
-            store, query_plan, filters, pool, pool * FTS_DEPTH
-        )
-        order += sources["section"]
     if weights.get("name", 0) > 0:
         # A name has few words: a long question brings no candidates by name (it still
         # scores every candidate's names), which keeps its cost off long questions.
@@ -318,9 +313,19 @@ def gather(
         raw["tag_lex"] = ch.tag_lex_scores(store, splan.tags, filters, pool, [])
         order += list(raw["tag_lex"])
         sources["tag_lex"] = list(raw["tag_lex"])
+    parts: dict[int, BestSection] = {}
+    if weights.get("fts", 0) > 0 and uses_parts(options.field_weights):
+        # The fts channel scores a note by its best part too: the parts bring their notes
+        # and score the other channels' candidates in the same query.
+        sources["section"], parts = best_sections(
+            store, query_plan, filters, pool, pool * FTS_DEPTH, list(dict.fromkeys(order))
+        )
+        order += sources["section"]
     ids = list(dict.fromkeys(order))
     # Score every candidate on every channel.
     raw["fts"] = {n: ranked[n] for n in ids if n in ranked}
+    if "section" in sources:
+        raw["section"] = {n: parts[n].score for n in ids if n in parts}
     if vectors is not None:
         missing = [n for n in ids if n not in raw["vec"]]
         extra = ch.vec_scores(store, vectors[0], identity, "doc", missing)
@@ -332,10 +337,6 @@ def gather(
             raw["tag_vec"].update({n: s for n, (s, _p) in extra.items()})
     if "tag_lex" in raw:
         raw["tag_lex"] = ch.tag_lex_scores(store, splan.tags, Filters(), 0, ids)
-    if "section" in sources:
-        raw["section"] = {
-            n: best.score for n, best in section_scores(store, query_plan, ids, parts).items()
-        }
     spelled: dict[int, PinyinMatch] = {}
     if "name" in sources:
         raw["name"] = name_scores(store, named or query_plan, ids, spelled)
@@ -345,7 +346,7 @@ def gather(
         raw["priority"], raw["recency"] = ch.nudges(store, ids)
     paths = store.paths_of(ids)
     ids = [n for n in ids if n in paths]
-    return Channels(ids, raw, passages, paths, sources, query_plan, len(ranked), spelled)
+    return Channels(ids, raw, passages, paths, sources, query_plan, len(ranked), spelled, parts)
 
 
 def _evidence(
@@ -380,6 +381,7 @@ def _explainer(
     fields: dict[int, dict[str, float]],
     fts_query: str,
     llm_fields: dict[int, Shown],
+    parts: dict[int, BestSection],
 ) -> Any:
     def explain(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         f = fused[nid]
@@ -411,9 +413,24 @@ def _explainer(
             matched_folded=folded_matches(text, query_plan),
             pinyin=f"{' '.join(spelled.words)} → {spelled.name}" if spelled else None,
             vector_text=vector_text(match, row, llm_fields.get(nid)),
+            fts_text=fts_text(f, parts.get(nid), row),
         )
 
     return explain
+
+
+def fts_text(fused: Fused, part: BestSection | None, row: HitRow) -> str | None:
+    """Where the fts channel's score came from, said for --explain: the whole note, or its
+    best part (lore.retrieve.fuse.best_of_note_and_part), with the heading it sits under."""
+    if "fts" not in fused.weighted:
+        return None
+    note = fused.raw.get("fts", 0.0)
+    if part is None or PART_SHARE * part.score <= note:
+        return "the whole note" if note > 0 else None
+    if part.start == 0 and part.end >= len(row.body.rstrip()):
+        return "the whole note (one part)"
+    heading = part_heading(row.headings, part.start)
+    return "a part" + (f" (§ {heading})" if heading else " (before the first heading)")
 
 
 def vector_text(match: ch.PassageMatch | None, row: HitRow, fields: Shown | None) -> str | None:

@@ -172,8 +172,8 @@ class Store(Protocol):
         self, query: TextQuery, filters: Filters, limit: int, ids: list[int] | None = None
     ) -> dict[int, tuple[float, int, int]]:
         """note id -> (BM25 of its best part as a positive number, the part's start and end
-        in the body), over the best `limit` parts (or, with `ids`, every part of these
-        notes). The query's fields are ignored: a part is body text."""
+        in the body), over the best `limit` parts that pass the filters and every part of
+        the `ids` notes, in one pass. The query's fields are ignored: a part is body text."""
         ...
 
     def count_matches(self, query: TextQuery, filters: Filters) -> int:

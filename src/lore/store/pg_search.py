@@ -140,39 +140,39 @@ class PgSearch(SearchSql, PgBase):
         self, query: TextQuery, filters: Filters, limit: int, ids: list[int] | None = None
     ) -> dict[int, tuple[float, int, int]]:
         """note id -> (BM25 of its best part, the part's span), over the best `limit` parts
-        (ties by part id), or with `ids` over every part of these notes: what
+        that pass the filters (ties by part id) and every part of the `ids` notes: what
         lore.store.sqlite_search ranks over fts_sections, from the PARTS tables."""
         lexical = pg_lexical.LexicalQuery.of(replace(query, fields=None))
         conn = self.lexical()
-        if ids is not None:
+        where, params = _candidate_filter(
+            self, filters, "SELECT p.id FROM sections p JOIN notes n ON n.id = p.note_id"
+        )
+        ranked = pg_lexical.rank(
+            conn,
+            lexical,
+            [1.0],
+            limit,
+            lambda pids: {pid: f"{pid:020d}" for pid in pids},  # ties by part id
+            where=where,
+            params=params,
+            lx=PARTS,
+        )
+        scored = dict(ranked)
+        if ids:
             among = {"among": list(ids)}
             where = "s.doc IN (SELECT id FROM sections WHERE note_id = ANY(%(among)s))"
             found = pg_lexical.matching(conn, lexical, where=where, params=among, lx=PARTS)
             exact = pg_lexical.scores(conn, lexical, [1.0], found, lx=PARTS)
-            ranked = [(pid, round(exact[pid], 6)) for pid in sorted(exact)]
-        else:
-            where, params = _candidate_filter(
-                self, filters, "SELECT p.id FROM sections p JOIN notes n ON n.id = p.note_id"
-            )
-            ranked = pg_lexical.rank(
-                conn,
-                lexical,
-                [1.0],
-                limit,
-                lambda pids: {pid: f"{pid:020d}" for pid in pids},  # ties by part id
-                where=where,
-                params=params,
-                lx=PARTS,
-            )
+            scored |= {pid: round(exact[pid], 6) for pid in exact}
         spans = {
             int(pid): (int(nid), int(start), int(end))
             for pid, nid, start, end in self.query(
                 'SELECT id, note_id, start, "end" FROM sections WHERE id = ANY(?)',
-                ([pid for pid, _s in ranked],),
+                (list(scored),),
             )
         }
         best: dict[int, tuple[float, int, int]] = {}
-        for pid, score in ranked:  # best first (or in part order): the first best part wins
+        for pid, score in sorted(scored.items()):  # in part order: the first best part wins
             nid, start, end = spans[pid]
             if nid not in best or score > best[nid][0]:
                 best[nid] = (score, start, end)

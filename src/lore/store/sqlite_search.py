@@ -71,24 +71,28 @@ class SqliteSearch(SearchSql, SqliteBase):
         self, query: TextQuery, filters: Filters, limit: int, ids: list[int] | None = None
     ) -> dict[int, tuple[float, int, int]]:
         """note id -> (BM25 of its best part, the part's span), over the best `limit` parts
-        (ties by part id), or with `ids` over every part of these notes."""
+        that pass the filters (ties by part id) and every part of the `ids` notes (the
+        other channels' candidates, filtered already).
+
+        One statement: FTS5 computes every matching part's bm25 once (the ranking needs it
+        for all of them anyway); the best `limit` and the parts of `ids` are read from that
+        one pass, where asking for the `ids` apart would match the whole query again."""
         match = fts_match(replace(query, fields=None), scored=True)
         where, params = self.filter_sql(filters)
-        sql = (
-            'SELECT s.note_id, bm25(fts_sections) AS b, s.start, s."end" FROM fts_sections'
-            " JOIN sections s ON s.id = fts_sections.rowid"
+        join = " JOIN notes n ON n.id = matched.note_id" if where else ""
+        among, among_params = self.in_ids("note_id", ids or [])
+        rows = self.query(
+            "WITH matched AS MATERIALIZED (SELECT s.id, s.note_id, bm25(fts_sections) AS b,"
+            ' s.start, s."end" FROM fts_sections JOIN sections s ON s.id = fts_sections.rowid'
+            " WHERE fts_sections MATCH ?),"
+            f" top AS (SELECT matched.id FROM matched{join} WHERE 1{where}"
+            " ORDER BY b, matched.id LIMIT ?)"
+            ' SELECT note_id, b, start, "end" FROM matched'
+            f" WHERE id IN (SELECT id FROM top) OR {among} ORDER BY id",
+            [match, *params, limit, *among_params],
         )
-        if ids is not None:
-            among, among_params = self.in_ids("s.note_id", ids)
-            sql += f" WHERE fts_sections MATCH ? AND {among} ORDER BY s.id"
-            rows = self.query(sql, [match, *among_params])
-        else:
-            if where:
-                sql += " JOIN notes n ON n.id = s.note_id"
-            sql += f" WHERE fts_sections MATCH ?{where} ORDER BY b, s.id LIMIT ?"
-            rows = self.query(sql, [match, *params, limit])
         best: dict[int, tuple[float, int, int]] = {}
-        for nid, score, start, end in rows:
+        for nid, score, start, end in rows:  # in part order: the first best part wins
             found = (round(-float(score), 6), int(start), int(end))
             if int(nid) not in best or found[0] > best[int(nid)][0]:
                 best[int(nid)] = found
