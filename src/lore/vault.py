@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .capabilities import Capabilities
-from .config import Settings, load_settings
+from .config import LoreSettings, load_lore_settings, with_overrides
 from .errors import ConfigError, NoIndexError, NotFoundError, PathError, VaultError, shown
 from .model import SearchResult, SyncReport
 
@@ -46,13 +46,14 @@ if TYPE_CHECKING:
         Snapshot,
     )
     from .memory.services import MemoryServices
-    from .memory.settings import MemorySettings, MemorySettingsSource
+    from .memory.settings import MemorySettings
     from .tokens import NewToken, TokenInfo
 from .retrieve.budget import QueryCosts
 from .retrieve.budget import budget_ms as budget_ms_from
 from .retrieve.hybrid import hybrid_search
 from .retrieve.query import check_query
 from .retrieve.search import SearchOptions, make_filters
+from .settings import Settings, SettingsSource
 from .store.base import Store
 from .store.rows import NoteRecord
 from .store.sqlite import TOKENIZER_VERSION, SqliteStore, default_db_path
@@ -97,11 +98,14 @@ def resolve_vault(path: str | os.PathLike[str]) -> Path:
 
 
 class Vault:
-    """An open vault and its index. Use as a context manager, or call `close()`."""
+    """An open vault and its index. Use as a context manager, or call `close()`.
+    `settings` is the [lore] section; every section (lore.settings) is read here, once,
+    and handed to the services."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: LoreSettings, given: Settings | None = None) -> None:
         self.root = root
         self.settings = settings
+        self._settings = SettingsSource(root, settings, given)
         self.store: Store
         if isinstance(settings.db, str):  # a database server (lore.store.postgres)
             from .store.postgres import PostgresStore
@@ -127,16 +131,13 @@ class Vault:
     # -- what the services are given (lore.memory, lore.interest: never the Vault) ------------
     @property
     def _memory_settings(self) -> MemorySettings:
-        """The `[memory]` and `[access]` settings, read once per opened vault and again when
-        the config file changes (on first use: a vault whose memory settings are wrong
-        still opens, and says so when they count)."""
-        return self._memory_source.get()
+        """The `[memory]` and `[access]` settings (lore.settings.SettingsSource)."""
+        return self._settings.memory()
 
-    @cached_property
-    def _memory_source(self) -> MemorySettingsSource:
-        from .memory.settings import MemorySettingsSource
-
-        return MemorySettingsSource(self.root)
+    def today(self) -> dt.date:
+        """The date lore takes as today: LORE_TODAY, `[memory] today` or the `settings`
+        given to `lore.open`, else the machine's. Every dated answer and write uses it."""
+        return self._settings.today()
 
     @cached_property
     def _memory(self) -> MemoryServices:
@@ -146,7 +147,7 @@ class Vault:
         return MemoryServices(
             root=self.root,
             store=self.store,
-            source=self._memory_source,
+            memory_settings=self._settings.memory,
             search=self.search,
             sync=self.sync,
             capabilities=self.capabilities,
@@ -160,7 +161,7 @@ class Vault:
         """What every sync keeps in step beside the notes (lore.index.sync.DerivedViews)."""
         from .memory.derive import MemoryViews
 
-        return MemoryViews(self._memory_source.get)
+        return MemoryViews(self._settings.memory)
 
     @property
     def read_only(self) -> bool:
@@ -470,19 +471,17 @@ class Vault:
         embedding model. `today` (default: LORE_TODAY, else today) anchors the trends."""
         from .errors import ConfigError
         from .interest.build import build_map
-        from .interest.settings import load_interest_settings
+        from .interest.settings import with_overrides
         from .providers.none import Absent
 
-        settings = load_interest_settings(self.root, **overrides)
+        settings = with_overrides(self._settings.interest(), overrides)
         chat = None
         if settings.llm_labels != "off":
             provider = self.capabilities.chat()
             chat = None if isinstance(provider, Absent) else provider
             if chat is None and settings.llm_labels == "on":
                 raise ConfigError("llm_labels on: no LLM configured", hint="set LORE_LLM_PROVIDER")
-        if today is None:
-            today = self._memory_settings.today_date()
-        return build_map(self.store, settings, today=today, chat=chat)
+        return build_map(self.store, settings, today=today or self.today(), chat=chat)
 
     def clusters(self) -> InterestMap | None:
         """The stored interest map, exactly as last built (None before the first
@@ -509,7 +508,7 @@ class Vault:
             self.clusters(),
             vault_name=self.root.name,
             recent=lambda days, limit: self.recent(days=days, limit=limit),
-            clock=lambda: self._memory_settings.today_date(),
+            clock=self.today,
             since=since,
             today=today,
             limit=limit,
@@ -868,17 +867,23 @@ def open_vault(
     db: str | os.PathLike[str] | None = None,
     *,
     create: bool = True,
-    **settings: Any,
+    settings: Settings | None = None,
+    **overrides: Any,
 ) -> Vault:
     """Open a vault (default: $LORE_VAULT, then the current folder) and its index.
 
-    With `create=False` a vault without an index is refused (NoIndexError, whose hint is
-    the command that makes one) instead of getting a new, empty index: the command line
-    makes a first index only when asked to (`lore index PATH`)."""
+    `settings` (lore.settings.Settings, every section): use these instead of reading the
+    config files and LORE_*; `overrides` ([lore] settings by name, and `db`) apply on top
+    either way. With `create=False` a vault without an index is refused (NoIndexError,
+    whose hint is the command that makes one) instead of getting a new, empty index: the
+    command line makes a first index only when asked to (`lore index PATH`)."""
     if vault is None:
         vault = os.environ.get("LORE_VAULT") or "."
     root = resolve_vault(vault)
-    loaded = load_settings(root, db=db, **settings)
+    if settings is None:
+        loaded = load_lore_settings(root, db=db, **overrides)
+    else:
+        loaded = with_overrides(settings.lore, {"db": db, **overrides})
     if not create and not isinstance(loaded.db, str):  # a database is asked, not looked at
         db_path = index_path(root, loaded)
         if not db_path.exists():
@@ -889,10 +894,10 @@ def open_vault(
                 f"{shown(str(root))} has no lore index yet",
                 hint=f"create one with `lore index {' '.join(where)}`",
             )
-    return Vault(root, loaded)
+    return Vault(root, loaded, settings)
 
 
-def index_path(root: Path, settings: Settings) -> Path:
+def index_path(root: Path, settings: LoreSettings) -> Path:
     """Where the index of this vault is (--db / LORE_DB / config, else .lore/index.sqlite)."""
     if isinstance(settings.db, str):
         raise ConfigError(f"{settings.db.split('@')[-1]}: a database URL, not an index file")

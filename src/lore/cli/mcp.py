@@ -119,9 +119,9 @@ def _print_config(vault_opt: str | None, db: str | None, allow_write: bool) -> N
         args.append("--allow-write")
     config = {"mcpServers": {"lore": {"command": command[0], "args": args}}}
     click.echo(json.dumps(config, ensure_ascii=False, indent=2))
-    from ..config import load_settings
+    from ..config import load_lore_settings
 
-    if not index_path(root, load_settings(root, db=db)).exists():
+    if not index_path(root, load_lore_settings(root, db=db)).exists():
         click.echo(f"lore: notice: no index yet: create it with `lore index {root}`", err=True)
 
 
