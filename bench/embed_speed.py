@@ -115,10 +115,10 @@ class EtaLog:
 
 
 def _provider(name: str) -> Any:
-    from lore.config import Settings
+    from lore.config import LoreSettings
     from lore.providers.registry import EMBEDDERS
 
-    return EMBEDDERS[name](Settings(embed_provider=name))
+    return EMBEDDERS[name](LoreSettings(embed_provider=name))
 
 
 def kinds(lore: Any, sets: list[str] | None = None) -> dict[str, Any]:

@@ -170,7 +170,7 @@ LAYERS = {
     "derive": 2, "ingest": 2, "providers": 2,
     "index": 3, "capabilities": 3, "retrieve": 3,
     "memory": 4, "interest": 4, "capture": 4, "edit": 4, "tokens": 4,
-    "vault": 5,
+    "vault": 5, "settings": 5,
     "lore": 6, "watch": 6, "transfer": 6,
     "present": 7,
     "cli": 8, "mcp": 8, "serve": 8, "__main__": 8,

@@ -47,6 +47,8 @@ _EXPORTS = {
     "MemoryHit": "memory.model",
     "RecentResult": "memory.model",
     "Snapshot": "memory.model",
+    "Settings": "settings",
+    "load_settings": "settings",
     "Status": "vault",
     "Vault": "vault",
     "open_vault": "vault",
@@ -75,6 +77,7 @@ __all__ = [
     "RecentResult",
     "SchemaError",
     "SearchResult",
+    "Settings",
     "Skipped",
     "Snapshot",
     "Status",
@@ -82,6 +85,7 @@ __all__ = [
     "Vault",
     "VaultError",
     "VaultMismatchError",
+    "load_settings",
     "open",
     "open_vault",
 ]
@@ -113,6 +117,7 @@ if TYPE_CHECKING:
         Snapshot,
     )
     from .model import Explain, Hit, SearchResult, Skipped, SyncReport
+    from .settings import Settings, load_settings
     from .vault import Status, Vault, open_vault
 
     open = open_vault  # noqa: A001

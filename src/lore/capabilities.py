@@ -17,7 +17,7 @@ from .errors import LoreError, install_hint
 from .providers.none import Absent
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from .config import LoreSettings
     from .index.embed import EmbedReport
     from .index.note_llm_sync import FieldsReport
     from .providers.base import ChatProvider, EmbeddingProvider
@@ -60,7 +60,7 @@ def _attached(provider: Any, store: Store) -> Any:
 
 
 class Capabilities:
-    def __init__(self, settings: Settings, store: Store) -> None:
+    def __init__(self, settings: LoreSettings, store: Store) -> None:
         self.settings = settings
         self.store = store
         self._embedder: EmbeddingProvider | Absent | None = None

@@ -1,13 +1,13 @@
-"""Settings and their one loader. Precedence: defaults < the user's config file <
-<vault>/.lore/config.toml < LORE_* environment < explicit arguments (CLI flags or API
-keywords).
+"""The `[lore]` settings, and the config files every section of lore.settings is read from
+(`read_config`). Precedence: defaults < the user's config file < <vault>/.lore/config.toml
+< LORE_* environment < explicit arguments (CLI flags or API keywords).
 
 A vault's config is untrusted (docs/security.md): it may change what is indexed and how it
 ranks, never where lore writes, what it runs or where it sends data. The settings that do
 (USER_ONLY, and a provider that sends text off the machine) are taken only from the user:
 the environment, arguments, or the user's own config file (user_config_path(), outside any
 vault). A vault that sets one is not refused: the setting is ignored, and
-`Settings.notices` says so in one line.
+`LoreSettings.notices` says so in one line.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,9 @@ REMOTE_PROVIDERS = {"embed_provider": frozenset({"openai"}), "llm_provider": fro
 
 
 @dataclass(frozen=True)
-class Settings:
+class LoreSettings:
+    """The `[lore]` section: what is indexed, how it ranks, the providers."""
+
     db: Path | str | None = None  # an index file, or a postgresql:// URL (a str)
     max_file_bytes: int = 8 * 1024 * 1024
     field_weights: dict[str, float] = field(
@@ -82,7 +85,7 @@ class Settings:
     notices: tuple[str, ...] = field(default=(), compare=False)
 
 
-SETTING_NAMES = frozenset(f.name for f in fields(Settings)) - {"notices"}
+SETTING_NAMES = frozenset(f.name for f in fields(LoreSettings)) - {"notices"}
 
 _ENV = {
     "LORE_HEURISTIC_TAGS": "heuristic_tags",
@@ -293,7 +296,7 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             return number_in(int, 1024, MAX_FILE_BYTES_LIMIT)(value)
         if name == "field_weights":
             weights = _weights(value, ("title", "tags", "summary", "body"))
-            return {**Settings().field_weights, **weights}
+            return {**LoreSettings().field_weights, **weights}
         if name == "heuristic_tags":
             if str(value) not in {"auto", "on", "off"}:
                 raise ValueError("must be auto, on or off")
@@ -392,7 +395,7 @@ def config_table(config_path: Path, data: dict[str, Any], name: str) -> dict[str
     return table
 
 
-def _vault_may_set(key: str, value: Any, settings: Settings, origin: str) -> bool:
+def _vault_may_set(key: str, value: Any, settings: LoreSettings, origin: str) -> bool:
     if key in USER_ONLY:
         return False
     if key in SPENDING:  # a vault may spend less of your model calls, never more
@@ -405,8 +408,8 @@ def _vault_may_set(key: str, value: Any, settings: Settings, origin: str) -> boo
 
 
 def _apply_file(
-    settings: Settings, vault_root: Path, path: Path, data: dict[str, Any], *, trusted: bool
-) -> tuple[Settings, list[str]]:
+    settings: LoreSettings, vault_root: Path, path: Path, data: dict[str, Any], *, trusted: bool
+) -> tuple[LoreSettings, list[str]]:
     """`settings` with the `[lore]` table (or the top level) of a config file applied;
     (settings, the keys ignored because an untrusted file may not set them)."""
     section = data.get("lore", data)
@@ -425,8 +428,21 @@ def _apply_file(
     return settings, ignored
 
 
-def load_settings(vault_root: Path, **overrides: Any) -> Settings:
-    settings = Settings()
+def with_overrides(settings: LoreSettings, overrides: Mapping[str, Any]) -> LoreSettings:
+    """`settings` with `overrides` (setting name → value; None means "not given"), each
+    checked as a value from a file is; an unknown name is a ConfigError."""
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key not in SETTING_NAMES:
+            raise ConfigError(f"unknown setting {key!r}")
+        settings = replace(settings, **{key: _coerce(key, value, key)})
+    return settings
+
+
+def load_lore_settings(vault_root: Path, **overrides: Any) -> LoreSettings:
+    """The `[lore]` section (lore.settings.load_settings reads every section)."""
+    settings = LoreSettings()
     user_path = user_config_path()
     user_data = _read_toml(user_path)
     if user_data is not None:
@@ -438,12 +454,7 @@ def load_settings(vault_root: Path, **overrides: Any) -> Settings:
     for env, name in _ENV.items():
         if os.environ.get(env):
             settings = replace(settings, **{name: _coerce(name, os.environ[env], env)})
-    for key, value in overrides.items():
-        if value is None:
-            continue
-        if key not in SETTING_NAMES:
-            raise ConfigError(f"unknown setting {key!r}")
-        settings = replace(settings, **{key: _coerce(key, value, key)})
+    settings = with_overrides(settings, overrides)
     if ignored:
         env_of = {name: env for env, name in _ENV.items()}
         named = ", ".join(f"{key} ({env_of[key]})" if key in env_of else key for key in ignored)

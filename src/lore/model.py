@@ -7,7 +7,7 @@ the CLI, the MCP server and outside evaluations all read the same shapes.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,45 @@ class Explain:
         return asdict(self)
 
 
+def anchor(path: str, heading: str | None) -> str:
+    """Where to cite a passage: `path#heading` (the path alone before the first heading)."""
+    return f"{path}#{heading}" if heading else path
+
+
+class HitJson(TypedDict):
+    """One hit as every front end gives it: `lore search --json`, `Hit.to_dict()`, the
+    HTTP API and the MCP `search` and `lookup` tools (docs/json.md)."""
+
+    path: str
+    title: str
+    date: str | None
+    score: float
+    snippet: str
+    heading: str | None
+    line: int
+    frontmatter: dict[str, Any]
+    tags: list[str]
+    mode: str
+    explain: dict[str, Any] | None
+    words_matched: list[str]
+    words_total: int
+    claims: list[str]
+    category: str | None
+    anchor: str
+
+
+class SearchJson(TypedDict):
+    """The result of one search, in every front end (docs/json.md)."""
+
+    query: str
+    mode: str
+    matched: int
+    reason: str | None
+    notices: list[str]
+    degraded: list[str]
+    hits: list[HitJson]
+
+
 @dataclass(frozen=True)
 class Hit:
     """One search result with its evidence.
@@ -140,10 +179,26 @@ class Hit:
     claims: list[str] = field(default_factory=list)
     category: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["explain"] = self.explain.to_dict() if self.explain else None
-        return data
+    def to_dict(self) -> HitJson:
+        data = asdict(self)  # copies: the caller may change what it gets
+        return HitJson(
+            path=self.path,
+            title=self.title,
+            date=self.date,
+            score=self.score,
+            snippet=self.snippet,
+            heading=self.heading,
+            line=self.line,
+            frontmatter=data["frontmatter"],
+            tags=data["tags"],
+            mode=self.mode,
+            explain=self.explain.to_dict() if self.explain else None,
+            words_matched=data["words_matched"],
+            words_total=self.words_total,
+            claims=data["claims"],
+            category=self.category,
+            anchor=anchor(self.path, self.heading),
+        )
 
 
 class SearchResult(list[Hit]):
@@ -170,13 +225,13 @@ class SearchResult(list[Hit]):
         # The parts a time budget dropped, in the order dropped (lore.retrieve.budget).
         self.degraded = list(degraded or [])
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "matched": self.matched,
-            "reason": self.reason,
-            "notices": self.notices,
-            "degraded": self.degraded,
-            "hits": [hit.to_dict() for hit in self],
-        }
+    def to_dict(self) -> SearchJson:
+        return SearchJson(
+            query=self.query,
+            mode=self.mode,
+            matched=self.matched,
+            reason=self.reason,
+            notices=self.notices,
+            degraded=self.degraded,
+            hits=[hit.to_dict() for hit in self],
+        )

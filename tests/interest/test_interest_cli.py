@@ -47,10 +47,13 @@ def test_build_then_show(vault: Path) -> None:
     assert built.stdout.startswith("interest map: 60 note(s) in ")
     assert "lore: notice: lexical map" in built.stderr
 
+    rebuilt = lore("clusters", "build", vault, "--today", "2026-06-01", "--json")
     shown = lore("clusters", "show", "--vault", vault, "--json")
     assert shown.returncode == 0, shown.stderr
-    clusters = json.loads(shown.stdout)
-    assert isinstance(clusters, list) and clusters
+    stored = json.loads(shown.stdout)
+    assert json.loads(rebuilt.stdout) == stored  # `show` prints the map `build` printed
+    clusters = stored["clusters"]
+    assert stored["notes"] == 60 and clusters
     for c in clusters:
         assert {"id", "label", "size", "members"} <= set(c)
         assert c["size"] == len(c["members"]) and all(m.endswith(".md") for m in c["members"])
@@ -72,11 +75,13 @@ def test_build_then_show(vault: Path) -> None:
 
 
 def test_two_builds_print_the_same_json(vault: Path) -> None:
-    outputs = []
+    outputs: list[dict[str, object]] = []
     for _ in range(2):
         assert lore("clusters", "build", vault, "--today", "2026-06-01").returncode == 0
-        outputs.append(lore("clusters", "show", "--vault", vault, "--json").stdout)
-    assert outputs[0] == outputs[1] and outputs[0].strip()
+        shown = json.loads(lore("clusters", "show", "--vault", vault, "--json").stdout)
+        shown.pop("built_at")  # when, not what
+        outputs.append(shown)
+    assert outputs[0] == outputs[1] and outputs[0]["clusters"]
 
 
 def test_flags_and_environment(vault: Path) -> None:
@@ -118,4 +123,4 @@ def test_an_empty_vault_says_so(tmp_path: Path) -> None:
     out = lore("clusters", "build", root)
     assert out.returncode == 0
     assert "0 cluster(s)" in out.stdout and "no notes to cluster" in out.stderr
-    assert json.loads(lore("clusters", "show", "--vault", root, "--json").stdout) == []
+    assert json.loads(lore("clusters", "show", "--vault", root, "--json").stdout)["clusters"] == []

@@ -38,7 +38,7 @@ async def test_lookup_names_its_level(tmp_path: Path) -> None:
         assert by_alias["entity"]["name"] == "张三"
         assert "Zhang San" in by_alias["entity"]["aliases"]
         for hit in by_alias["hits"]:
-            assert hit["path"] and "anchor" in hit and "frontmatter" not in hit
+            assert hit["path"] and hit["anchor"].startswith(hit["path"]) and "frontmatter" in hit
         unknown = await call(client, "lookup", {"query": "量子引力 超弦"})
         assert unknown["level"] == "L4" and unknown["found"] is False
         assert [t[:2] for t in unknown["tried"]] == ["L1", "L2", "L3"]

@@ -60,7 +60,7 @@ async def test_search_returns_evidence(tmp_path: Path) -> None:
     assert "«" in top["snippet"] and "»" in top["snippet"]
     assert top["anchor"] == f"{top['path']}#{top['heading']}"
     assert isinstance(top["line"], int) and top["line"] > 1
-    assert "frontmatter" not in top and "explain" not in top
+    assert top["frontmatter"]["title"] == top["title"] and top["explain"] is None
 
 
 async def test_search_filters_explain_and_mode(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from conftest import write_files
 from memory_support import TODAY, write
 
 import lore
-from lore.memory.settings import MemorySettingsSource
+from lore.config import LoreSettings
+from lore.settings import SettingsSource
 
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
@@ -29,23 +30,23 @@ def test_memory_settings_are_read_once_until_the_file_changes(
 ) -> None:
     root = write(make_vault())
     config = root / ".lore" / "config.toml"
-    source = MemorySettingsSource(root)
-    first = source.get()
+    source = SettingsSource(root, LoreSettings())
+    first = source.memory()
     assert first.today == TODAY
-    assert source.get() is first  # nothing changed: the same object, the file not re-read
+    assert source.memory() is first  # nothing changed: the same object, the file not re-read
 
     _bump(config, config.read_text(encoding="utf-8").replace(TODAY, "2026-01-02"))
-    assert source.get().today == "2026-01-02"
+    assert source.memory().today == "2026-01-02"
 
     monkeypatch.setenv("LORE_TODAY", "2025-05-05")
-    assert source.get().today == "2025-05-05"  # the environment outranks the file
+    assert source.memory().today == "2025-05-05"  # the environment outranks the file
 
     monkeypatch.delenv("LORE_TODAY")
     _bump(config, "[memory]\nhalf_life_days = -1\n")
     with pytest.raises(lore.ConfigError, match="half_life_days"):
-        source.get()
+        source.memory()
     with pytest.raises(lore.ConfigError):  # a broken file is never served from the cache
-        source.get()
+        source.memory()
 
 
 def test_alias_expansion_follows_a_card_added_while_the_vault_is_open(

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from semantic_support import Script, no_semantic_env, scripted  # noqa: F401 - fixtures
 
-from lore.config import load_settings
+from lore.config import load_lore_settings
 from lore.errors import ConfigError
 from lore.providers.base import PartialEmbedding, ProviderError
 from lore.providers.openai_compat import Endpoint, OpenAIEmbeddings, retry_after
@@ -134,7 +134,7 @@ def test_retry_after_in_the_past_means_now() -> None:
 
 
 def _concurrency(root: Path) -> int:
-    provider = embedding_provider(load_settings(root))
+    provider = embedding_provider(load_lore_settings(root))
     assert isinstance(provider, OpenAIEmbeddings)
     return provider.concurrency
 
@@ -152,4 +152,4 @@ def test_concurrency_setting_reaches_the_provider_and_is_checked(
     for bad in ("0", "33", "many"):
         monkeypatch.setenv("LORE_EMBED_CONCURRENCY", bad)
         with pytest.raises(ConfigError, match="LORE_EMBED_CONCURRENCY"):
-            load_settings(root)
+            load_lore_settings(root)

@@ -126,12 +126,12 @@ def test_llm_answers_are_parsed_strictly() -> None:
 
 
 def test_semantic_settings_are_validated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lore.config import load_settings
+    from lore.config import load_lore_settings
     from lore.errors import ConfigError
 
     monkeypatch.setenv("LORE_SCORE_WEIGHTS_MODE3", "vec=0.5,fts=0.3,tag=0.2")
     monkeypatch.setenv("LORE_EMBED_PROVIDER", "Local")
-    settings = load_settings(tmp_path)
+    settings = load_lore_settings(tmp_path)
     assert settings.score_weights_mode3 == {"vec": 0.5, "fts": 0.3, "tag": 0.2}
     assert settings.embed_provider == "local"
     for env, value, named in [
@@ -142,5 +142,5 @@ def test_semantic_settings_are_validated(tmp_path: Path, monkeypatch: pytest.Mon
     ]:
         monkeypatch.setenv(env, value)
         with pytest.raises(ConfigError, match=named):
-            load_settings(tmp_path)
+            load_lore_settings(tmp_path)
         monkeypatch.delenv(env)

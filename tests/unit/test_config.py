@@ -8,7 +8,7 @@ import pytest
 from conftest import one_line_naming
 
 import lore
-from lore.config import Settings, load_settings
+from lore.config import LoreSettings, load_lore_settings
 
 
 def _config(root: Path, text: str) -> None:
@@ -17,24 +17,24 @@ def _config(root: Path, text: str) -> None:
 
 
 def test_defaults(tmp_path: Path) -> None:
-    assert load_settings(tmp_path) == Settings()
+    assert load_lore_settings(tmp_path) == LoreSettings()
 
 
 def test_precedence_file_env_argument(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _config(tmp_path, '[lore]\nmax_file_bytes = 20000\nhighlight = ["[", "]"]\n')
-    from_file = load_settings(tmp_path)
+    from_file = load_lore_settings(tmp_path)
     assert from_file.max_file_bytes == 20000
     assert from_file.highlight == ("[", "]")
 
     monkeypatch.setenv("LORE_MAX_FILE_BYTES", "30000")
-    assert load_settings(tmp_path).max_file_bytes == 30000
-    assert load_settings(tmp_path, max_file_bytes=40000).max_file_bytes == 40000
-    assert load_settings(tmp_path, max_file_bytes=None).max_file_bytes == 30000
+    assert load_lore_settings(tmp_path).max_file_bytes == 30000
+    assert load_lore_settings(tmp_path, max_file_bytes=40000).max_file_bytes == 40000
+    assert load_lore_settings(tmp_path, max_file_bytes=None).max_file_bytes == 30000
 
 
 def test_field_weights_merge_with_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("LORE_FIELD_WEIGHTS", "title=9")
-    assert load_settings(tmp_path).field_weights == {
+    assert load_lore_settings(tmp_path).field_weights == {
         "title": 9.0,
         "tags": 3.0,
         "summary": 1.0,
@@ -56,7 +56,7 @@ def test_bad_environment_values_name_the_variable(
 ) -> None:
     monkeypatch.setenv(env, value)
     with pytest.raises(lore.ConfigError) as caught:
-        load_settings(tmp_path)
+        load_lore_settings(tmp_path)
     one_line_naming(str(caught.value), env)
 
 
@@ -79,15 +79,15 @@ def test_note_field_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         '[lore]\ncategories = ["规则", " Travel  notes ", "travel notes", "宠物"]\n'
         "llm_summary_chars = 400\nllm_claims = 3\nllm_context_tokens = 2048\n",
     )
-    settings = load_settings(tmp_path)
+    settings = load_lore_settings(tmp_path)
     assert settings.categories == ("规则", "Travel notes", "宠物")  # each once, case aside
     assert (settings.llm_summary_chars, settings.llm_claims) == (400, 3)
     assert settings.llm_context_tokens == 2048 and settings.llm_budget is None
     monkeypatch.setenv("LORE_CATEGORIES", "a, b")
     monkeypatch.setenv("LORE_LLM_BUDGET", "25")
-    assert load_settings(tmp_path).categories == ("a", "b")
-    assert load_settings(tmp_path).llm_budget == 25
-    assert load_settings(tmp_path, llm_budget="none").llm_budget is None
+    assert load_lore_settings(tmp_path).categories == ("a", "b")
+    assert load_lore_settings(tmp_path).llm_budget == 25
+    assert load_lore_settings(tmp_path, llm_budget="none").llm_budget is None
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_bad_note_field_values_name_the_variable(
 ) -> None:
     monkeypatch.setenv(env, value)
     with pytest.raises(lore.ConfigError) as caught:
-        load_settings(tmp_path)
+        load_lore_settings(tmp_path)
     one_line_naming(str(caught.value), env)
 
 
@@ -120,21 +120,21 @@ def test_a_vault_may_spend_fewer_model_calls_never_more(
     (home / "config.toml").write_text("llm_budget = 50\nllm_fields = false\n", encoding="utf-8")
     vault = tmp_path / "vault"
     _config(vault, "[lore]\nllm_budget = 1000\nllm_fields = true\n")
-    raised = load_settings(vault)
+    raised = load_lore_settings(vault)
     assert raised.llm_budget == 50 and raised.llm_fields is False  # both ignored
     assert "llm_budget (LORE_LLM_BUDGET), llm_fields (LORE_LLM_FIELDS)" in raised.notices[0]
     _config(vault, "[lore]\nllm_budget = 10\n")
-    assert load_settings(vault).llm_budget == 10 and not load_settings(vault).notices
+    assert load_lore_settings(vault).llm_budget == 10 and not load_lore_settings(vault).notices
     (home / "config.toml").write_text("", encoding="utf-8")
     _config(vault, "[lore]\nllm_fields = false\nllm_budget = 3\n")
-    lowered = load_settings(vault)
+    lowered = load_lore_settings(vault)
     assert lowered.llm_fields is False and lowered.llm_budget == 3 and not lowered.notices
     # Bigger requests would send more of each long note: only smaller ones are taken.
     _config(vault, "[lore]\nllm_context_tokens = 65536\n")
-    bigger = load_settings(vault)
+    bigger = load_lore_settings(vault)
     assert bigger.llm_context_tokens == 4096 and "llm_context_tokens" in bigger.notices[0]
     _config(vault, "[lore]\nllm_context_tokens = 2048\n")
-    assert load_settings(vault).llm_context_tokens == 2048
+    assert load_lore_settings(vault).llm_context_tokens == 2048
 
 
 def test_the_config_file_is_parsed_once_until_it_changes(
@@ -160,7 +160,7 @@ def test_the_config_file_is_parsed_once_until_it_changes(
     _config(
         tmp_path, "[lore]\nmax_df_ratio = 0.5\n[memory]\nstale_days = 9\n[interest]\nmin_size = 4\n"
     )
-    assert load_settings(tmp_path).max_df_ratio == 0.5
+    assert load_lore_settings(tmp_path).max_df_ratio == 0.5
     assert load_memory_settings(tmp_path).stale_days == 9
     assert load_interest_settings(tmp_path).min_size == 4
     assert len(parsed) == 1

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..config import Settings
+from ..config import LoreSettings
 from ..derive.summary import long_summary, without_title
 from ..errors import CaptureError, ConfigError
 from ..ingest.safe_read import FileRefused, open_regular, read_at_most
@@ -50,14 +50,16 @@ _TAG_SPLIT = re.compile(r"[,，;；\s]+")
 
 class Inbox(Protocol):
     """What a capture needs of an open vault, and all it sees of it (a `lore.Vault` is
-    one): the folder, the index, the settings (`inbox`, `scrape_cmd`) and its sync."""
+    one): the folder, the index, the settings (`inbox`, `scrape_cmd`), the clock (a
+    note's `fetched` date and file name) and its sync."""
 
     @property
     def root(self) -> Path: ...
     @property
     def store(self) -> Store: ...
     @property
-    def settings(self) -> Settings: ...
+    def settings(self) -> LoreSettings: ...
+    def today(self) -> dt.date: ...
     def sync(self, progress: Progress | None = None) -> SyncReport: ...
     def relative_path(self, path: str | os.PathLike[str]) -> str: ...
 
@@ -217,7 +219,7 @@ class _Run:
         self.vault = vault
         self.options = options
         self.report = CaptureReport()
-        self.today = dt.date.today()
+        self.today = vault.today()  # LORE_TODAY, [memory] today, else the machine's
         inbox = vault.settings.inbox
         self.inbox = vault.relative_path(vault.root / inbox) if inbox else ""
         vault.sync()  # the index must know the notes written by hand since the last sync

@@ -129,7 +129,7 @@ def build_cmd(
 
     from ..errors import ConfigError
     from ..present.human import ProgressBar
-    from ..present.interest import format_map, map_to_dict
+    from ..present.interest import format_map
     from ..present.jsonout import dumps
 
     day = None
@@ -144,7 +144,7 @@ def build_cmd(
                 click.echo(f"lore: notice: {notice}", err=True)
         interest = opened.build_clusters(today=day, **overrides)
     if as_json:
-        click.echo(dumps(map_to_dict(interest)))
+        click.echo(dumps(interest.to_dict()))
         return
     _emit_messages(interest.messages)
     click.echo(format_map(interest, color=sys.stdout.isatty()))
@@ -156,11 +156,11 @@ def build_cmd(
 def show_cmd(cluster_id: int | None, vault_opt: str | None, db: str | None, as_json: bool) -> None:
     """Show the stored interest map, or one cluster's notes (by id).
 
-    With --json: a list of clusters (id, label, size, members, top_tags, trend, weekly,
-    ...), or one cluster with its notes in full.
+    With --json: the map as `clusters build --json` prints it (built_at, clusters,
+    params, ...), or one cluster with its notes in full.
     """
     from ..errors import IndexError_, QueryError
-    from ..present.interest import cluster_to_dict, format_cluster, format_map
+    from ..present.interest import format_cluster, format_map
     from ..present.jsonout import dumps
 
     with open_from_options(vault_opt, db) as opened:
@@ -171,7 +171,7 @@ def show_cmd(cluster_id: int | None, vault_opt: str | None, db: str | None, as_j
     color = sys.stdout.isatty()
     if cluster_id is None:
         if as_json:
-            click.echo(dumps([c.to_dict() for c in interest.clusters]))
+            click.echo(dumps(interest.to_dict()))  # the shape `clusters build --json` prints
             return
         _emit_messages(interest.messages)
         click.echo(format_map(interest, color=color))
@@ -181,7 +181,7 @@ def show_cmd(cluster_id: int | None, vault_opt: str | None, db: str | None, as_j
         ids = ", ".join(str(c.id) for c in interest.clusters) or "none"
         raise QueryError(f"cluster {cluster_id}: no such cluster in the map (ids: {ids})")
     if as_json:
-        click.echo(dumps(cluster_to_dict(cluster)))
+        click.echo(dumps(cluster.to_page_dict()))
     else:
         click.echo(format_cluster(cluster, color=color))
 

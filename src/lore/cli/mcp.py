@@ -108,11 +108,11 @@ def _print_config(vault_opt: str | None, db: str | None, allow_write: bool) -> N
     import sys
     from pathlib import Path
 
-    from ..config import load_settings
+    from ..config import load_lore_settings
     from ..vault import index_path, resolve_vault
 
     root = resolve_vault(vault_opt or os.environ.get("LORE_VAULT") or ".")
-    settings = load_settings(root, db=db)
+    settings = load_lore_settings(root, db=db)
     index = settings.db if isinstance(settings.db, str) else index_path(root, settings)
     script = Path(sys.executable).parent / "lore"
     command = [str(script)] if script.is_file() else [sys.executable, "-m", "lore"]

@@ -8,9 +8,53 @@ stores it; `lore clusters show` and `lore report` reuse it), so reports never re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 Trend = Literal["heating", "cooling", "steady", "new"]
+
+
+class ClusterJson(TypedDict):
+    """A cluster in `lore clusters build/show --json`, the HTTP API and the report."""
+
+    id: int
+    label: str
+    label_source: str
+    size: int
+    members: list[str]  # paths, most representative first
+    top_tags: list[str]
+    trend: Trend
+    recent_share: float
+    longrun_share: float
+    weekly: list[list[str | int]]  # [ISO week, notes]
+
+
+class MemberJson(TypedDict):
+    path: str
+    title: str
+    date: str | None
+    similarity: float
+    x: float
+    y: float
+
+
+class ClusterPageJson(ClusterJson):
+    """One cluster with its members in full (`lore clusters show ID --json`)."""
+
+    notes: list[MemberJson]
+
+
+class MapJson(TypedDict):
+    """The whole map: `lore clusters build --json` and `lore clusters show --json` alike."""
+
+    built_at: str
+    lexical: bool
+    source: Any  # the `source` setting the build used ("auto", "vectors", "lexical")
+    notes: int
+    clusters: list[ClusterJson]
+    unclustered: list[str]
+    messages: list[str]
+    fingerprint: str
+    params: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -37,19 +81,29 @@ class InterestCluster:
     recent_share: float  # share of the vault's recent notes that fall in this cluster
     longrun_share: float  # share of all dated notes that fall in this cluster
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "label": self.label,
-            "label_source": self.label_source,
-            "size": self.size,
-            "members": [m.path for m in self.members],
-            "top_tags": list(self.top_tags),
-            "trend": self.trend,
-            "recent_share": round(self.recent_share, 4),
-            "longrun_share": round(self.longrun_share, 4),
-            "weekly": [list(w) for w in self.weekly],
-        }
+    def to_dict(self) -> ClusterJson:
+        return ClusterJson(
+            id=self.id,
+            label=self.label,
+            label_source=self.label_source,
+            size=self.size,
+            members=[m.path for m in self.members],
+            top_tags=list(self.top_tags),
+            trend=self.trend,
+            recent_share=round(self.recent_share, 4),
+            longrun_share=round(self.longrun_share, 4),
+            weekly=[list(w) for w in self.weekly],
+        )
+
+    def to_page_dict(self) -> ClusterPageJson:
+        """The cluster with its members in full (most representative first)."""
+        notes = [
+            MemberJson(
+                path=m.path, title=m.title, date=m.date, similarity=m.similarity, x=m.x, y=m.y
+            )
+            for m in self.members
+        ]
+        return ClusterPageJson(**self.to_dict(), notes=notes)
 
 
 @dataclass(frozen=True)
@@ -62,6 +116,19 @@ class InterestMap:
     notes: int  # notes clustered
     unclustered: tuple[str, ...] = field(default=())  # paths left out (no text, no vector)
     messages: tuple[str, ...] = field(default=())  # one-line notes for the user
+
+    def to_dict(self) -> MapJson:
+        return MapJson(
+            built_at=self.built_at,
+            lexical=self.lexical,
+            source=self.params.get("source"),
+            notes=self.notes,
+            clusters=[c.to_dict() for c in self.clusters],
+            unclustered=list(self.unclustered),
+            messages=list(self.messages),
+            fingerprint=self.fingerprint,
+            params=self.params,
+        )
 
     def cluster(self, cluster_id: int) -> InterestCluster | None:
         return next((c for c in self.clusters if c.id == cluster_id), None)

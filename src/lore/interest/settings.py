@@ -32,6 +32,7 @@ so that no setting can make a build run without end:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,11 @@ def load_interest_settings(vault_root: Path, **overrides: Any) -> InterestSettin
         raw = os.environ.get(env_name(name))
         if raw:
             settings = replace(settings, **{name: coerce(name, raw, env_name(name))})
+    return with_overrides(settings, overrides)
+
+
+def with_overrides(settings: InterestSettings, overrides: Mapping[str, Any]) -> InterestSettings:
+    """`settings` with `overrides` (name → value; None: not given), each checked."""
     for key, value in overrides.items():
         if value is not None:
             settings = replace(settings, **{key: coerce(key, value, key)})

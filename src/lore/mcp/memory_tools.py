@@ -7,7 +7,7 @@ from typing import Any
 
 from ..retrieve.query import MAX_QUERY_CHARS
 from .args import Param, budget_param, limit_param
-from .spec import ToolContext, ToolSpec, hit_json
+from .spec import ToolContext, ToolSpec
 
 # -- lookup --------------------------------------------------------------------------------
 
@@ -26,10 +26,7 @@ LOOKUP_PARAMS = (
 
 
 def run_lookup(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
-    result = ctx.vault.lookup(a["query"], limit=a["limit"], principal=ctx.principal)
-    data = result.to_dict()
-    data["hits"] = [hit_json(hit) for hit in result.hits]
-    return data
+    return ctx.vault.lookup(a["query"], limit=a["limit"], principal=ctx.principal).to_dict()
 
 
 LOOKUP = ToolSpec(

@@ -11,9 +11,10 @@ from urllib.parse import unquote
 
 from ..errors import PathError
 from ..memory.markdown import slug, split_heading
+from ..model import anchor
 from ..vault import Vault
 from .args import ArgumentError, Param
-from .spec import MAX_PATH, ToolContext, ToolSpec, anchor
+from .spec import MAX_PATH, ToolContext, ToolSpec
 
 READ_CHARS = 24_000  # at most this much note text per call; the rest comes in pages
 OWN_TAGS = ("frontmatter", "inline")  # what search(tags=...) and list_tags see
@@ -191,7 +192,7 @@ def run_read_note(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         "title": note["title"],
         "date": note["date"],
         "tags": [t["tag"] for t in note["tags"] if t["origin"] in OWN_TAGS],
-        "derived_tags": [t["tag"] for t in note["tags"] if t["origin"] not in OWN_TAGS],
+        "derived_tags": [t["tag"] for t in note["derived_tags"]],  # heuristic | llm
         "frontmatter": note["frontmatter"],
         "headings": note["headings"],
         "links": note["links"],

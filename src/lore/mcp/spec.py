@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Hit
 from ..vault import Vault
 from .args import Param
 
@@ -45,22 +44,3 @@ class ToolSpec:
             "idempotent_hint": self.idempotent,
             "open_world_hint": False,
         }
-
-
-# -- shapes --------------------------------------------------------------------------------
-
-
-def anchor(path: str, heading: str | None) -> str:
-    return f"{path}#{heading}" if heading else path
-
-
-def hit_json(hit: Hit) -> dict[str, Any]:
-    """A hit for a model: evidence first, no front matter (read_note has it)."""
-    data = hit.to_dict()
-    data.pop("frontmatter", None)
-    data.pop("mode", None)
-    if data.get("explain") is None:
-        data.pop("explain", None)
-    if not data.get("anchor"):
-        data["anchor"] = anchor(hit.path, hit.heading)
-    return data

@@ -15,7 +15,7 @@ from ..vault import Vault
 from .args import Param, limit_param
 from .memory_tools import MEMORY_TOOLS
 from .read import READ_NOTE
-from .spec import MAX_PATH, ToolContext, ToolSpec, hit_json
+from .spec import MAX_PATH, ToolContext, ToolSpec
 from .write_tools import WRITE_TOOLS
 
 # -- search --------------------------------------------------------------------------------
@@ -128,15 +128,7 @@ def run_search(ctx: ToolContext, a: dict[str, Any]) -> dict[str, Any]:
         principal=ctx.principal,
         budget_ms=a["budget_ms"],
     )
-    return {
-        "query": result.query,
-        "mode": result.mode,
-        "matched": result.matched,
-        "reason": result.reason,
-        "notices": result.notices,
-        "degraded": result.degraded,
-        "hits": [hit_json(hit) for hit in result],
-    }
+    return dict(result.to_dict())  # the one hit shape (lore.model.HitJson)
 
 
 SEARCH = ToolSpec(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..model import Hit
+from ..model import Hit, HitJson
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,18 @@ class Memory:
         return data
 
 
+class MemoryHitJson(HitJson):
+    """A memory hit: the hit shape plus the entry it sits in (`anchor` points at it)."""
+
+    kind: str | None
+    status: str | None
+    trust: str | None
+    source: str | None
+    weight: float
+    level: str
+    unverified: bool
+
+
 @dataclass(frozen=True)
 class MemoryHit(Hit):
     """A hit from the memory path: a Hit plus the entry it sits in and how it was weighed."""
@@ -53,9 +65,19 @@ class MemoryHit(Hit):
     def unverified(self) -> bool:
         return self.status == "claimed"
 
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        data["unverified"] = self.unverified
+    def to_dict(self) -> MemoryHitJson:
+        data = MemoryHitJson(
+            **super().to_dict(),
+            kind=self.kind,
+            status=self.status,
+            trust=self.trust,
+            source=self.source,
+            weight=self.weight,
+            level=self.level,
+            unverified=self.unverified,
+        )
+        if self.anchor:  # the entry's own, else the heading's (Hit.to_dict)
+            data["anchor"] = self.anchor
         return data
 
 

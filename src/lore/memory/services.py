@@ -16,7 +16,7 @@ from ..model import SearchResult, SyncReport
 from ..store.base import Store
 from .access import Access
 from .registry import Registry
-from .settings import MemorySettings, MemorySettingsSource
+from .settings import MemorySettings
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
@@ -40,7 +40,7 @@ class Syncer(Protocol):
 class MemoryServices:
     root: Path
     store: Store
-    source: MemorySettingsSource
+    memory_settings: Callable[[], MemorySettings]  # as they are now (lore.settings)
     search: Searcher
     sync: Syncer
     capabilities: Capabilities  # the chat model a digest may use, and its failures
@@ -53,7 +53,7 @@ class MemoryServices:
 
     @property
     def settings(self) -> MemorySettings:
-        return self.source.get()
+        return self.memory_settings()
 
     def registry(self, access: Access) -> Registry:
         """The entities `access` may see, built once until the index changes (every search

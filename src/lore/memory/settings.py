@@ -22,18 +22,19 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import CONFIG_FILE, config_table, number_in, read_config
+from ..config import config_table, number_in, read_config
 from ..errors import ConfigError
 
 MAX_DAYS = 36_500  # a hundred years: any longer span overflows dates
 MAX_ACCESS_GLOBS = 100  # per principal: each is a GLOB in every query's WHERE clause
 MAX_GLOB_CHARS = 1024
 
-_ENV = {
+ENV = {
     "LORE_TODAY": "today",
     "LORE_HALF_LIFE_DAYS": "half_life_days",
 }
@@ -53,7 +54,14 @@ class MemorySettings:
     has_access_table: bool = False
 
     def today_date(self) -> dt.date:
+        """lore's clock: the fixed `today` when set (LORE_TODAY, the file, the Python
+        API), else the machine's date."""
         return dt.date.fromisoformat(self.today) if self.today else dt.date.today()
+
+    def now(self) -> dt.datetime:
+        """The local time now, on the day `today_date` says."""
+        now = dt.datetime.now()
+        return dt.datetime.combine(self.today_date(), now.time()) if self.today else now
 
     @property
     def layout(self) -> str:
@@ -110,11 +118,11 @@ def _access(table: Any, origin: str) -> dict[str, tuple[str, ...]]:
     return rules
 
 
-def _separate(values: dict[str, Any], origin: str) -> None:
+def _separate(values: dict[str, Any], origin: str, base: MemorySettings) -> None:
     """The daily notes folder, the entity card folder and the core file are three places:
     none can be another, or lie inside another (`dir = "MEMORY.md"` made `remember` try to
     create a folder where the core file is)."""
-    places = {k: values.get(k, getattr(MemorySettings, k)) for k in ("dir", "entities", "core")}
+    places = {k: values.get(k, getattr(base, k)) for k in ("dir", "entities", "core")}
     for a, b in (("dir", "entities"), ("dir", "core"), ("entities", "core")):
         x, y = places[a].casefold(), places[b].casefold()
         if x == y or y.startswith(x + "/") or x.startswith(y + "/"):
@@ -133,35 +141,23 @@ def load_memory_settings(vault_root: Path) -> MemorySettings:
         if "access" in data:
             values["access"] = _access(data["access"], str(config_path))
             values["has_access_table"] = True
-        _separate(values, str(config_path))
-    for env, name in _ENV.items():
+        _separate(values, str(config_path), MemorySettings())
+    for env, name in ENV.items():
         if os.environ.get(env):
             values[name] = _coerce(name, os.environ[env], env)
     return MemorySettings(**values)
 
 
-class MemorySettingsSource:
-    """The memory settings of one opened vault, read once and again only when the config
-    file (or LORE_TODAY, LORE_HALF_LIFE_DAYS) changed: every search asks for them (the
-    access rules), and a long-running server still sees an edited config."""
-
-    def __init__(self, vault_root: Path) -> None:
-        self.root = vault_root
-        self._stamp: object = None
-        self._settings: MemorySettings | None = None
-
-    def _current_stamp(self) -> object:
-        lore_dir = self.root / CONFIG_FILE.parent
-        try:
-            st = os.stat(self.root / CONFIG_FILE)
-            file: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        except OSError:
-            file = None
-        return lore_dir.is_symlink(), file, tuple(os.environ.get(env) for env in _ENV)
-
-    def get(self) -> MemorySettings:
-        stamp = self._current_stamp()
-        if self._settings is None or stamp != self._stamp:
-            self._settings = load_memory_settings(self.root)  # raises again until fixed
-            self._stamp = stamp
-        return self._settings
+def with_overrides(settings: MemorySettings, overrides: Mapping[str, Any]) -> MemorySettings:
+    """`settings` with `overrides` (name → value, None: not given; `access` a table of
+    principal → globs), each checked as a value from the file is."""
+    values: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key == "access":
+            values.update(access=_access(value, "access"), has_access_table=True)
+        else:
+            values[key] = _coerce(key, value, "memory")
+    _separate(values, "memory", settings)
+    return replace(settings, **values)

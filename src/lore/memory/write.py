@@ -188,7 +188,7 @@ def remember(
     access = access_for(settings, principal)  # names resolve through visible cards only
     registry = services.registry(access)
     names, notes = normalise_entities(list(entities), registry)
-    now = (at or dt.datetime.now()).replace(microsecond=0)
+    now = (at or settings.now()).replace(microsecond=0)  # LORE_TODAY names the day
     date, clock = now.date().isoformat(), now.strftime("%H:%M:%S")
     rel = f"{settings.dir}/{date}.md"
     if not access.allows(rel):

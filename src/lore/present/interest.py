@@ -2,46 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..interest.model import InterestCluster, InterestMap
 from .human import BOLD, DIM, RESET, clean
 
 SPARK = "▁▂▃▄▅▆▇█"
 SPARK_WEEKS = 26
 TREND_MARK = {"heating": "↑ heating", "cooling": "↓ cooling", "steady": "· steady", "new": "* new"}
-
-
-def map_to_dict(interest: InterestMap) -> dict[str, Any]:
-    return {
-        "built_at": interest.built_at,
-        "lexical": interest.lexical,
-        "source": interest.params.get("source"),
-        "notes": interest.notes,
-        "clusters": [c.to_dict() for c in interest.clusters],
-        "unclustered": list(interest.unclustered),
-        "messages": list(interest.messages),
-        "fingerprint": interest.fingerprint,
-        "params": interest.params,
-    }
-
-
-def cluster_to_dict(cluster: InterestCluster) -> dict[str, Any]:
-    """A cluster with its members in full (most representative first)."""
-    return {
-        **cluster.to_dict(),
-        "notes": [
-            {
-                "path": m.path,
-                "title": m.title,
-                "date": m.date,
-                "similarity": m.similarity,
-                "x": m.x,
-                "y": m.y,
-            }
-            for m in cluster.members
-        ],
-    }
 
 
 def sparkline(weekly: tuple[tuple[str, int], ...], weeks: int = SPARK_WEEKS) -> str:

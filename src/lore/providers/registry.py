@@ -1,7 +1,7 @@
 """Provider name → factory, with deferred imports and friendly errors.
 
 Built-in providers go through the same table a third-party one would. Factories read only
-the Settings they are given plus the API key from the environment (LORE_EMBED_API_KEY,
+the settings they are given plus the API key from the environment (LORE_EMBED_API_KEY,
 LORE_LLM_API_KEY): keys never come from a config file.
 """
 
@@ -17,7 +17,7 @@ from .none import Absent
 DEFAULT_HTTP_CONCURRENCY = 4  # requests in flight to an OpenAI-compatible endpoint
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from ..config import LoreSettings
     from .base import ChatProvider, EmbeddingProvider
 
 
@@ -29,19 +29,19 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _local_embedder(settings: Settings) -> EmbeddingProvider:
+def _local_embedder(settings: LoreSettings) -> EmbeddingProvider:
     from .local import LocalE5
 
     return LocalE5(workers=settings.embed_concurrency or cores())
 
 
-def _static_embedder(settings: Settings) -> EmbeddingProvider:
+def _static_embedder(settings: LoreSettings) -> EmbeddingProvider:
     from .static import StaticE5
 
     return StaticE5(_local_embedder(settings))
 
 
-def _endpoint_for(settings: Settings, part: str) -> object:
+def _endpoint_for(settings: LoreSettings, part: str) -> object:
     from .openai_compat import Endpoint
 
     prefix = "embed" if part == "embeddings" else "llm"
@@ -62,7 +62,7 @@ def _endpoint_for(settings: Settings, part: str) -> object:
     )
 
 
-def _openai_embedder(settings: Settings) -> EmbeddingProvider:
+def _openai_embedder(settings: LoreSettings) -> EmbeddingProvider:
     from .openai_compat import Endpoint, OpenAIEmbeddings
 
     endpoint = _endpoint_for(settings, "embeddings")
@@ -77,7 +77,7 @@ def _openai_embedder(settings: Settings) -> EmbeddingProvider:
     )
 
 
-def _openai_chat(settings: Settings) -> ChatProvider:
+def _openai_chat(settings: LoreSettings) -> ChatProvider:
     from .openai_compat import Endpoint, OpenAIChat
 
     endpoint = _endpoint_for(settings, "llm")
@@ -85,15 +85,15 @@ def _openai_chat(settings: Settings) -> ChatProvider:
     return OpenAIChat(endpoint)
 
 
-EMBEDDERS: dict[str, Callable[[Settings], EmbeddingProvider]] = {
+EMBEDDERS: dict[str, Callable[[LoreSettings], EmbeddingProvider]] = {
     "local": _local_embedder,
     "local-fast": _static_embedder,
     "openai": _openai_embedder,
 }
-CHATS: dict[str, Callable[[Settings], ChatProvider]] = {"openai": _openai_chat}
+CHATS: dict[str, Callable[[LoreSettings], ChatProvider]] = {"openai": _openai_chat}
 
 
-def embedding_provider(settings: Settings) -> EmbeddingProvider | Absent:
+def embedding_provider(settings: LoreSettings) -> EmbeddingProvider | Absent:
     """The configured embedding provider, or Absent saying why there is none."""
     name = settings.embed_provider
     if name == "none":
@@ -106,7 +106,7 @@ def embedding_provider(settings: Settings) -> EmbeddingProvider | Absent:
     return factory(settings)
 
 
-def chat_provider(settings: Settings) -> ChatProvider | Absent:
+def chat_provider(settings: LoreSettings) -> ChatProvider | Absent:
     name = settings.llm_provider
     if name == "none":
         return Absent("llm", "no LLM configured (LORE_LLM_PROVIDER)")

@@ -61,7 +61,7 @@ QUERY = Arg("q", required=True, max_chars=MAX_QUERY_CHARS, description="The quer
 
 
 def _search(c: Call, a: dict[str, Any]) -> dict[str, Any]:
-    return c.vault.search(
+    result = c.vault.search(
         a["q"],
         limit=a["limit"],
         tags=a["tag"],
@@ -73,7 +73,8 @@ def _search(c: Call, a: dict[str, Any]) -> dict[str, Any]:
         fusion=a["fusion"],
         principal=c.principal,
         budget_ms=a["budget_ms"],
-    ).to_dict()
+    )
+    return dict(result.to_dict())
 
 
 def _note(c: Call, a: dict[str, Any]) -> dict[str, Any]:
@@ -99,24 +100,20 @@ def _tags(c: Call, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _clusters(c: Call, a: dict[str, Any]) -> dict[str, Any]:
-    from ..present.interest import map_to_dict
-
     found = c.vault.visible_clusters(principal=c.principal)
     if found is None:
         raise NotFoundError("no interest map yet", hint="run `lore clusters build`")
-    return map_to_dict(found)
+    return dict(found.to_dict())
 
 
 def _cluster(c: Call, a: dict[str, Any]) -> dict[str, Any]:
-    from ..present.interest import cluster_to_dict
-
     found = c.vault.visible_clusters(principal=c.principal)
     cluster = (
         None if found is None or not (c.path or "").isdigit() else found.cluster(int(c.path or 0))
     )
     if cluster is None:
         raise NotFoundError(f"no cluster {str(c.path)[:20]!r} in the map")
-    return cluster_to_dict(cluster)
+    return dict(cluster.to_page_dict())
 
 
 def _status(c: Call, a: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,126 @@
+"""Every setting of one vault, in sections, read at the composition root (lore.vault) and
+handed to the services: nothing below the vault reads a config file.
+
+    lore      the [lore] table: what is indexed, how it ranks, the providers (lore.config)
+    memory    [memory] and [access], and the clock: `today` (lore.memory.settings)
+    interest  [interest]: how the interest map is built (lore.interest.settings)
+
+Each section: defaults < the user's config file < <vault>/.lore/config.toml < LORE_* <
+what a flag or the Python API gives. A `Settings` given to `lore.open(..., settings=...)`
+is used as it is: the config files and the environment are not read for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import CONFIG_FILE, LoreSettings, load_lore_settings
+from .config import with_overrides as lore_with
+from .interest.settings import ENV_PREFIX, InterestSettings, load_interest_settings
+from .interest.settings import with_overrides as interest_with
+from .memory.settings import ENV as MEMORY_ENV
+from .memory.settings import MemorySettings, load_memory_settings
+from .memory.settings import with_overrides as memory_with
+
+
+@dataclass(frozen=True)
+class Settings:
+    lore: LoreSettings = field(default_factory=LoreSettings)
+    memory: MemorySettings = field(default_factory=MemorySettings)
+    interest: InterestSettings = field(default_factory=InterestSettings)
+
+    def today(self) -> dt.date:
+        """The date lore takes as today (memory.today, else the machine's)."""
+        return self.memory.today_date()
+
+    def replace(
+        self,
+        *,
+        lore: Mapping[str, Any] | None = None,
+        memory: Mapping[str, Any] | None = None,
+        interest: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """These settings with some changed, by section and name
+        (`memory={"today": "2026-11-30"}`), each checked as a value from a file is: a bad
+        one is a ConfigError naming it."""
+        return Settings(
+            lore=lore_with(self.lore, lore or {}),
+            memory=memory_with(self.memory, memory or {}),
+            interest=interest_with(self.interest, interest or {}),
+        )
+
+
+def load_settings(vault: str | os.PathLike[str], **lore: Any) -> Settings:
+    """Every section of the vault's settings, from the files and the environment; `lore`:
+    [lore] settings by name, as `lore.open` takes them."""
+    root = Path(vault).expanduser().resolve()
+    return Settings(
+        lore=load_lore_settings(root, **lore),
+        memory=load_memory_settings(root),
+        interest=load_interest_settings(root),
+    )
+
+
+class SettingsSource:
+    """The settings of one opened vault. The [lore] section is read when it opens. The
+    memory and interest sections are read on first use (a vault whose [memory] is wrong
+    still opens and searches, and says so where it counts), and again when the config
+    file or their LORE_* variables change: a long-running server sees an edited [access].
+    Settings given by the Python API are used as they are, and never re-read."""
+
+    def __init__(self, root: Path, lore: LoreSettings, given: Settings | None = None) -> None:
+        self.root = root
+        self.lore = lore
+        self._given = given
+        self._stamp: object = None
+        self._sections: tuple[MemorySettings | None, InterestSettings | None] = (None, None)
+
+    def _current_stamp(self) -> object:
+        lore_dir = self.root / CONFIG_FILE.parent
+        try:
+            st = os.stat(self.root / CONFIG_FILE)
+            file: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            file = None
+        env = sorted(
+            (name, value)
+            for name, value in os.environ.items()
+            if name in MEMORY_ENV or name.startswith(ENV_PREFIX)
+        )
+        return lore_dir.is_symlink(), file, tuple(env)
+
+    def _fresh(self) -> tuple[MemorySettings | None, InterestSettings | None]:
+        stamp = self._current_stamp()
+        if stamp != self._stamp:
+            self._sections, self._stamp = (None, None), stamp
+        return self._sections
+
+    def memory(self) -> MemorySettings:
+        if self._given is not None:
+            return self._given.memory
+        memory, interest = self._fresh()
+        if memory is None:
+            memory = load_memory_settings(self.root)  # raises again until fixed
+            self._sections = (memory, interest)
+        return memory
+
+    def interest(self) -> InterestSettings:
+        if self._given is not None:
+            return self._given.interest
+        memory, interest = self._fresh()
+        if interest is None:
+            interest = load_interest_settings(self.root)
+            self._sections = (memory, interest)
+        return interest
+
+    def today(self) -> dt.date:
+        """The one clock every part of an opened vault asks for the date."""
+        return self.memory().today_date()
+
+    def get(self) -> Settings:
+        return Settings(lore=self.lore, memory=self.memory(), interest=self.interest())

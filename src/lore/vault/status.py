@@ -1,0 +1,103 @@
+"""Facts about the index: `status`, the notes' LLM fields, `doctor`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Indexing and checking are imported when called: a one-shot `lore search` process
+    # pays for what it runs (YAML, the ignore rules, the embedder are not on its path).
+    from ..index.doctor import DoctorReport
+
+from ..store.sqlite import SqliteStore
+from .core import VaultCore
+
+
+@dataclass(frozen=True)
+class Status:
+    vault: str
+    db: str
+    notes: int
+    tags: int
+    links: int
+    last_sync: str | None
+    schema_version: int
+    mode: str
+    capabilities: dict[str, str]
+    # Issue 19: notes by category (the author's, else the LLM's) and the notes' LLM fields.
+    categories: dict[str, int] = field(default_factory=dict)
+    llm_fields: dict[str, int] = field(default_factory=dict)
+    # Issue 15: the backend and its versions (Store.engine), for the owner only.
+    engine: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+class StatusFacade(VaultCore):
+    """What `lore status`, `lore llm status` and `lore doctor` report."""
+
+    def status(self, *, principal: str | None = None) -> Status:
+        """Facts about the index; with `principal`, counts of what it may see only, and
+        the vault by name (not where it is on this machine)."""
+        from ..index.pinyin import chinese_status
+        from ..store import note_llm
+
+        mode, why = self.capabilities.mode(detail=True)
+        meta = self.store.all_meta()
+        access = self.access(principal)
+        count = self.store.counts(access.globs)
+        why = dict(why)
+        if isinstance(self.store, SqliteStore):
+            fields = note_llm.stats(self.store, access.globs)
+            categories = dict(note_llm.category_counts(self.store, access.globs))
+        else:
+            fields = dict.fromkeys(("notes", "failed", "outdated", "claims"), 0)
+            categories = {}
+            why["llm_fields"] = "not on the PostgreSQL backend yet"
+        return Status(
+            vault=str(self.root) if access.unrestricted else self.root.name,
+            db=str(self.db_path) if access.unrestricted else "",
+            notes=count["notes"],
+            tags=count["tags"],
+            links=count["links"],
+            last_sync=meta.get("last_sync"),
+            schema_version=int(meta.get("schema_version", "0")),
+            mode=mode,
+            capabilities={
+                "full_text": "yes (BM25, CJK-aware)",
+                **chinese_status(self.store, access.globs),
+                **why,
+            },
+            categories=categories,
+            llm_fields={k: fields[k] for k in ("notes", "failed", "outdated", "claims")},
+            engine=self.store.engine() if access.unrestricted else {},
+        )
+
+    def llm_status(self) -> dict[str, Any]:
+        """The notes' LLM fields: how many notes have them (by model), failed or are
+        outdated, the calls still to make, the call budget and the model-answer cache."""
+        from ..index.note_llm import FieldSettings
+        from ..index.note_llm_sync import llm_status
+        from ..providers.none import Absent
+
+        chat = self.capabilities.chat()
+        model = None if isinstance(chat, Absent) else chat.identity
+        return llm_status(
+            self._sqlite("LLM note fields"), model, FieldSettings.of(self.settings), self.settings
+        )
+
+    def doctor(self) -> DoctorReport:
+        """Check the index against the files and inside out, changing neither (see
+        lore.index.doctor for the checks and their repairs)."""
+        from ..index.doctor import run_doctor
+
+        return run_doctor(
+            self.store,
+            self.root,
+            embedder=self.capabilities.embedder,
+            heuristic_tags=self.capabilities.heuristic_tags(),
+            semantic_needed=self.capabilities.semantic_needed(),
+            gitignore=self.settings.gitignore,
+        )
