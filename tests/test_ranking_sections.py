@@ -57,11 +57,9 @@ def _memos(n: int) -> dict[str, str]:
     return {f"misc/m{i}.md": f"# Memo {i}\n\n{_filler(_TOPICS[i % 12], 1)}\n" for i in range(n)}
 
 
-def test_a_long_note_with_the_detail_in_one_section_beats_short_notes_sharing_its_words(
-    make_vault: MakeVault, open_vault: OpenVault
-) -> None:
-    """Whole-note BM25 divides the long note's five matches by its length: short notes
-    holding two of the words each came first. Its section holds all five together."""
+def _roundup_and_helpers() -> dict[str, str]:
+    """40 memos, a long note holding a detail in one section, and short notes that each
+    hold some of its words."""
     files = _memos(40)
     files["guides/weekly-roundup.md"] = _long_note(
         "Weekly roundup",
@@ -70,6 +68,16 @@ def test_a_long_note_with_the_detail_in_one_section_beats_short_notes_sharing_it
     )
     for i in range(3):
         files[f"plugins/s{i}.md"] = f"# Helper {i}\n\nSanitize the HTML you paste, version {i}.\n"
+    return files
+
+
+def test_a_long_note_with_the_detail_in_one_section_beats_short_notes_sharing_its_words(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """Whole-note BM25 divides the long note's five matches by its length: short notes
+    holding two of the words each came first. Its section holds all five together."""
+    files = _roundup_and_helpers()
+    for i in range(3):
         files[f"plugins/f{i}.md"] = f"# Tool {i}\n\nA document fragment helper, version {i}.\n"
     vault = open_vault(make_vault(files))
     vault.sync()
@@ -204,14 +212,7 @@ def test_explain_says_where_the_full_text_score_came_from(
 ) -> None:
     """`--explain` names the part (its heading) when a part's share beat the whole note,
     the whole note otherwise; the CLI prints it."""
-    files = _memos(40)
-    files["guides/weekly-roundup.md"] = _long_note(
-        "Weekly roundup",
-        "There is now a function to sanitize HTML that returns a document fragment.",
-        at=9,
-    )
-    for i in range(3):
-        files[f"plugins/s{i}.md"] = f"# Helper {i}\n\nSanitize the HTML you paste, version {i}.\n"
+    files = _roundup_and_helpers()
     root = make_vault(files)
     vault = open_vault(root)
     vault.sync()
