@@ -115,10 +115,10 @@ class EtaLog:
 
 
 def _provider(name: str) -> Any:
-    from lore.config import LoreSettings
     from lore.providers.registry import EMBEDDERS
+    from lore.providers.settings import ProviderSettings
 
-    return EMBEDDERS[name](LoreSettings(embed_provider=name))
+    return EMBEDDERS[name](ProviderSettings(embed_provider=name))
 
 
 def kinds(lore: Any, sets: list[str] | None = None) -> dict[str, Any]:

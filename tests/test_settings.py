@@ -15,6 +15,7 @@ import pytest
 import lore
 from lore.capture.ingest import capture
 from lore.config import LoreSettings
+from lore.providers.settings import ProviderSettings
 from lore.settings import SettingsSource
 
 MakeVault = Callable[..., Path]
@@ -122,3 +123,51 @@ def test_the_source_reads_memory_and_interest_again_when_they_change(
     monkeypatch.setenv("LORE_INTEREST_MIN_SIZE", "2")
     assert source.interest().min_size == 2
     assert source.get().interest.min_size == 2
+
+
+def test_the_providers_section_is_built_after_the_trust_rules(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vault's config may lower the spending, never pick a remote provider or a URL: the
+    providers section is what is left, and the user's environment still counts."""
+    root = make_vault(
+        {
+            ".lore/config.toml": "[lore]\nllm_provider = 'openai'\n"
+            "llm_base_url = 'http://192.0.2.1/v1'\nllm_budget = 4\ncategories = ['ops']\n"
+        }
+    )
+    monkeypatch.setenv("LORE_LLM_BUDGET", "9")
+    monkeypatch.setenv("LORE_EMBED_PROVIDER", "local")
+    settings = lore.load_settings(root)
+    providers = settings.providers
+    assert (providers.llm_provider, providers.llm_base_url) == ("none", None)
+    assert (providers.embed_provider, providers.categories) == ("local", ("ops",))
+    assert providers.llm_budget == 9  # the environment comes after the vault's file
+    assert providers == ProviderSettings.of(settings.lore)
+    assert "llm_base_url" in settings.lore.notices[0]
+
+
+def test_replace_checks_the_providers_section_and_keeps_lore_in_step() -> None:
+    with pytest.raises(lore.ConfigError, match="embed_batch"):
+        lore.Settings().replace(providers={"embed_batch": 0})
+    with pytest.raises(lore.ConfigError, match="max_df_ratio"):
+        lore.Settings().replace(providers={"max_df_ratio": 0.5})  # a [lore] setting
+    changed = lore.Settings().replace(providers={"llm_budget": "3"}, lore={"llm_claims": 2})
+    assert (changed.providers.llm_budget, changed.providers.llm_claims) == (3, 2)
+    assert (changed.lore.llm_budget, changed.lore.llm_claims) == (3, 2)
+    assert ProviderSettings() == ProviderSettings.of(LoreSettings())  # one set of defaults
+
+
+def test_the_vault_reads_its_providers_from_the_providers_section(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """The copy in `lore` is not what the providers read: a section given with only
+    `providers` set is the one a sync spends by, and keyword overrides apply on top."""
+    root = make_vault({"a.md": "# A\n\nalpha\n"})
+    given = lore.Settings(providers=ProviderSettings(llm_fields=False, llm_budget=7))
+    status = open_vault(root, settings=given).llm_status()
+    assert (status["fields"], status["budget"]) == ("off", 7)
+    assert open_vault(root, settings=given, llm_budget=2).llm_status()["budget"] == 2
+    remote = lore.Settings(providers=ProviderSettings(embed_provider="openai"))
+    with pytest.raises(lore.ConfigError, match="LORE_EMBED_BASE_URL"):
+        open_vault(root, settings=remote).capabilities.embedder()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .index.embed import EmbedReport
     from .index.note_llm_sync import FieldsReport
     from .providers.base import ChatProvider, EmbeddingProvider
+    from .providers.settings import ProviderSettings
     from .store.base import Store
 
 Progress = Callable[[int, int, str], None]
@@ -60,8 +61,9 @@ def _attached(provider: Any, store: Store) -> Any:
 
 
 class Capabilities:
-    def __init__(self, settings: LoreSettings, store: Store) -> None:
-        self.settings = settings
+    def __init__(self, settings: LoreSettings, providers: ProviderSettings, store: Store) -> None:
+        self.settings = settings  # how a search ranks (lore.retrieve.hybrid reads it)
+        self.providers = providers  # which models, and how much of them a sync may use
         self.store = store
         self._embedder: EmbeddingProvider | Absent | None = None
         self._chat: ChatProvider | Absent | None = None
@@ -97,7 +99,7 @@ class Capabilities:
         if self._embedder is None:
             from .providers.registry import embedding_provider
 
-            self._embedder = _attached(embedding_provider(self.settings), self.store)
+            self._embedder = _attached(embedding_provider(self.providers), self.store)
             self._owned.append(self._embedder)
         return self._embedder
 
@@ -105,7 +107,7 @@ class Capabilities:
         if self._chat is None:
             from .providers.registry import chat_provider
 
-            self._chat = chat_provider(self.settings)
+            self._chat = chat_provider(self.providers)
         return self._chat
 
     def fail(self, part: str, error: LoreError | str) -> str | None:
@@ -192,7 +194,7 @@ class Capabilities:
         chat = self.chat()
         budgeted = None
         if not isinstance(chat, Absent) and "llm" not in self.failed:
-            limit = self.settings.llm_budget if llm_budget is None else llm_budget
+            limit = self.providers.llm_budget if llm_budget is None else llm_budget
             budgeted = BudgetedChat(chat, limit)
         result.fields = self._note_fields(budgeted, result, llm_progress)
         if budgeted is not None and "llm" not in self.failed:
@@ -222,11 +224,11 @@ class Capabilities:
         from .store.sqlite import SqliteStore
 
         if not isinstance(self.store, SqliteStore):
-            if self.settings.llm_fields and chat is not None:
+            if self.providers.llm_fields and chat is not None:
                 self._notice(result, "LLM note fields: not on the PostgreSQL backend yet")
             return FieldsReport()
-        fs = FieldSettings.of(self.settings)
-        use = chat if self.settings.llm_fields else None
+        fs = FieldSettings.of(self.providers)
+        use = chat if self.providers.llm_fields else None
         if use is not None:
             try:
                 fs.text_budget()

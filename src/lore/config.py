@@ -282,7 +282,9 @@ _SEMANTIC: dict[str, Any] = {
 }
 
 
-def _coerce(name: str, value: Any, origin: str) -> Any:
+def checked_value(name: str, value: Any, origin: str) -> Any:
+    """The value of setting `name` checked and converted; a bad one is a ConfigError naming
+    `origin` (a file, a variable or an argument)."""
     try:
         if name in _SEMANTIC:
             return _SEMANTIC[name](value)
@@ -399,7 +401,7 @@ def _vault_may_set(key: str, value: Any, settings: LoreSettings, origin: str) ->
     if key in USER_ONLY:
         return False
     if key in SPENDING:  # a vault may spend less of your model calls, never more
-        new, now = _coerce(key, value, origin), getattr(settings, key)
+        new, now = checked_value(key, value, origin), getattr(settings, key)
         if key == "llm_fields":
             return not new
         return new is not None and (now is None or new <= now)
@@ -422,7 +424,7 @@ def _apply_file(
         if not trusted and not _vault_may_set(key, value, settings, str(path)):
             ignored.append(key)
             continue
-        settings = replace(settings, **{key: _coerce(key, value, str(path))})
+        settings = replace(settings, **{key: checked_value(key, value, str(path))})
         if key == "db" and isinstance(settings.db, Path) and not settings.db.is_absolute():
             settings = replace(settings, db=vault_root / settings.db)  # relative to the vault
     return settings, ignored
@@ -436,7 +438,7 @@ def with_overrides(settings: LoreSettings, overrides: Mapping[str, Any]) -> Lore
             continue
         if key not in SETTING_NAMES:
             raise ConfigError(f"unknown setting {key!r}")
-        settings = replace(settings, **{key: _coerce(key, value, key)})
+        settings = replace(settings, **{key: checked_value(key, value, key)})
     return settings
 
 
@@ -453,7 +455,7 @@ def load_lore_settings(vault_root: Path, **overrides: Any) -> LoreSettings:
         settings, ignored = _apply_file(settings, vault_root, config_path, data, trusted=False)
     for env, name in _ENV.items():
         if os.environ.get(env):
-            settings = replace(settings, **{name: _coerce(name, os.environ[env], env)})
+            settings = replace(settings, **{name: checked_value(name, os.environ[env], env)})
     settings = with_overrides(settings, overrides)
     if ignored:
         env_of = {name: env for env, name in _ENV.items()}

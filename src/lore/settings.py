@@ -1,9 +1,14 @@
 """Every setting of one vault, in sections, read at the composition root (lore.vault) and
 handed to the services: nothing below the vault reads a config file.
 
-    lore      the [lore] table: what is indexed, how it ranks, the providers (lore.config)
-    memory    [memory] and [access], and the clock: `today` (lore.memory.settings)
-    interest  [interest]: how the interest map is built (lore.interest.settings)
+    lore       the [lore] table: what is indexed, how it ranks (lore.config)
+    memory     [memory] and [access], and the clock: `today` (lore.memory.settings)
+    interest   [interest]: how the interest map is built (lore.interest.settings)
+    providers  the embedding model and the LLM, their endpoints and how much of them a
+               sync may use (lore.providers.settings): in the files they are [lore]
+               settings, so the section is built from the [lore] section as read, after
+               the trust rules of lore.config; `lore` keeps a copy of them (which
+               `replace` keeps in step), and only `providers` is read by the providers
 
 Each section: defaults < the user's config file < <vault>/.lore/config.toml < LORE_* <
 what a flag or the Python API gives. A `Settings` given to `lore.open(..., settings=...)`
@@ -26,6 +31,8 @@ from .interest.settings import with_overrides as interest_with
 from .memory.settings import ENV as MEMORY_ENV
 from .memory.settings import MemorySettings, load_memory_settings
 from .memory.settings import with_overrides as memory_with
+from .providers.settings import PROVIDER_NAMES, ProviderSettings
+from .providers.settings import with_overrides as providers_with
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class Settings:
     lore: LoreSettings = field(default_factory=LoreSettings)
     memory: MemorySettings = field(default_factory=MemorySettings)
     interest: InterestSettings = field(default_factory=InterestSettings)
+    providers: ProviderSettings = field(default_factory=ProviderSettings)
 
     def today(self) -> dt.date:
         """The date lore takes as today (memory.today, else the machine's)."""
@@ -44,14 +52,20 @@ class Settings:
         lore: Mapping[str, Any] | None = None,
         memory: Mapping[str, Any] | None = None,
         interest: Mapping[str, Any] | None = None,
+        providers: Mapping[str, Any] | None = None,
     ) -> Settings:
         """These settings with some changed, by section and name
         (`memory={"today": "2026-11-30"}`), each checked as a value from a file is: a bad
-        one is a ConfigError naming it."""
+        one is a ConfigError naming it. A provider setting given in `lore` (its section
+        in the files) changes `providers` too, and one given in `providers` the copy in
+        `lore`."""
+        lore = dict(lore or {})
+        given = {**{k: v for k, v in lore.items() if k in PROVIDER_NAMES}, **(providers or {})}
         return Settings(
-            lore=lore_with(self.lore, lore or {}),
+            lore=lore_with(self.lore, {**lore, **given}),
             memory=memory_with(self.memory, memory or {}),
             interest=interest_with(self.interest, interest or {}),
+            providers=providers_with(self.providers, given),
         )
 
 
@@ -59,23 +73,33 @@ def load_settings(vault: str | os.PathLike[str], **lore: Any) -> Settings:
     """Every section of the vault's settings, from the files and the environment; `lore`:
     [lore] settings by name, as `lore.open` takes them."""
     root = Path(vault).expanduser().resolve()
+    read = load_lore_settings(root, **lore)
     return Settings(
-        lore=load_lore_settings(root, **lore),
+        lore=read,
         memory=load_memory_settings(root),
         interest=load_interest_settings(root),
+        providers=ProviderSettings.of(read),
     )
 
 
 class SettingsSource:
-    """The settings of one opened vault. The [lore] section is read when it opens. The
-    memory and interest sections are read on first use (a vault whose [memory] is wrong
-    still opens and searches, and says so where it counts), and again when the config
-    file or their LORE_* variables change: a long-running server sees an edited [access].
+    """The settings of one opened vault. The [lore] and providers sections are read when it
+    opens. The memory and interest sections are read on first use (a vault whose [memory]
+    is wrong still opens and searches, and says so where it counts), and again when the
+    config file or their LORE_* variables change: a long-running server sees an edited
+    [access].
     Settings given by the Python API are used as they are, and never re-read."""
 
-    def __init__(self, root: Path, lore: LoreSettings, given: Settings | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        lore: LoreSettings,
+        given: Settings | None = None,
+        providers: ProviderSettings | None = None,
+    ) -> None:
         self.root = root
         self.lore = lore
+        self.providers = ProviderSettings.of(lore) if providers is None else providers
         self._given = given
         self._stamp: object = None
         self._sections: tuple[MemorySettings | None, InterestSettings | None] = (None, None)
@@ -123,4 +147,9 @@ class SettingsSource:
         return self.memory().today_date()
 
     def get(self) -> Settings:
-        return Settings(lore=self.lore, memory=self.memory(), interest=self.interest())
+        return Settings(
+            lore=self.lore,
+            memory=self.memory(),
+            interest=self.interest(),
+            providers=self.providers,
+        )

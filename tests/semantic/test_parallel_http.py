@@ -19,6 +19,7 @@ from lore.errors import ConfigError
 from lore.providers.base import PartialEmbedding, ProviderError
 from lore.providers.openai_compat import Endpoint, OpenAIEmbeddings, retry_after
 from lore.providers.registry import embedding_provider
+from lore.settings import load_settings
 
 TEXTS = [f"note number {i} about topic {i % 3}" for i in range(8)]
 NOW = 1_900_000_000.0  # the injected clock: seconds since the epoch
@@ -134,7 +135,7 @@ def test_retry_after_in_the_past_means_now() -> None:
 
 
 def _concurrency(root: Path) -> int:
-    provider = embedding_provider(load_lore_settings(root))
+    provider = embedding_provider(load_settings(root).providers)
     assert isinstance(provider, OpenAIEmbeddings)
     return provider.concurrency
 

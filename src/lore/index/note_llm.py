@@ -31,8 +31,8 @@ from .grounding import BadAnswer, evidence_item, normalise, one_line, unsupporte
 from .llm_cache import cached_answer, is_cached
 
 if TYPE_CHECKING:
-    from ..config import LoreSettings
     from ..providers.base import ChatProvider
+    from ..providers.settings import ProviderSettings
     from ..store.note_llm import NoteSource
     from ..store.sqlite import SqliteStore
 
@@ -53,7 +53,7 @@ class FieldSettings:
     context_tokens: int = 4096
 
     @classmethod
-    def of(cls, settings: LoreSettings) -> FieldSettings:
+    def of(cls, settings: ProviderSettings) -> FieldSettings:
         return cls(
             settings.llm_summary_chars,
             settings.llm_claims,

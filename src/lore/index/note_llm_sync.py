@@ -45,7 +45,7 @@ from .note_llm import Derived, FieldSettings, calls_needed, derive
 from .semantic import load_sources, planned, texts_of
 
 if TYPE_CHECKING:
-    from ..config import LoreSettings
+    from ..providers.settings import ProviderSettings
 
 Progress = Callable[[int, int, str], None]
 # Notes in a row whose answers are out of shape before the model is taken as unusable for
@@ -254,7 +254,7 @@ def apply_summary(store: SqliteStore, note_id: int, delta: Counter[str]) -> bool
 
 
 def llm_status(
-    store: SqliteStore, model: str | None, fs: FieldSettings, settings: LoreSettings
+    store: SqliteStore, model: str | None, fs: FieldSettings, settings: ProviderSettings
 ) -> dict[str, Any]:
     """`lore llm status`: the fields stored, what is pending (notes, and the calls they
     take now: cached answers are free; without a model every call is counted) and the

@@ -1,8 +1,8 @@
 """Provider name → factory, with deferred imports and friendly errors.
 
 Built-in providers go through the same table a third-party one would. Factories read only
-the settings they are given plus the API key from the environment (LORE_EMBED_API_KEY,
-LORE_LLM_API_KEY): keys never come from a config file.
+the provider settings they are given (lore.providers.settings) plus the API key from the
+environment (LORE_EMBED_API_KEY, LORE_LLM_API_KEY): keys never come from a config file.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from .none import Absent
 DEFAULT_HTTP_CONCURRENCY = 4  # requests in flight to an OpenAI-compatible endpoint
 
 if TYPE_CHECKING:
-    from ..config import LoreSettings
     from .base import ChatProvider, EmbeddingProvider
+    from .settings import ProviderSettings
 
 
 def cores() -> int:
@@ -29,19 +29,19 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _local_embedder(settings: LoreSettings) -> EmbeddingProvider:
+def _local_embedder(settings: ProviderSettings) -> EmbeddingProvider:
     from .local import LocalE5
 
     return LocalE5(workers=settings.embed_concurrency or cores())
 
 
-def _static_embedder(settings: LoreSettings) -> EmbeddingProvider:
+def _static_embedder(settings: ProviderSettings) -> EmbeddingProvider:
     from .static import StaticE5
 
     return StaticE5(_local_embedder(settings))
 
 
-def _endpoint_for(settings: LoreSettings, part: str) -> object:
+def _endpoint_for(settings: ProviderSettings, part: str) -> object:
     from .openai_compat import Endpoint
 
     prefix = "embed" if part == "embeddings" else "llm"
@@ -62,7 +62,7 @@ def _endpoint_for(settings: LoreSettings, part: str) -> object:
     )
 
 
-def _openai_embedder(settings: LoreSettings) -> EmbeddingProvider:
+def _openai_embedder(settings: ProviderSettings) -> EmbeddingProvider:
     from .openai_compat import Endpoint, OpenAIEmbeddings
 
     endpoint = _endpoint_for(settings, "embeddings")
@@ -77,7 +77,7 @@ def _openai_embedder(settings: LoreSettings) -> EmbeddingProvider:
     )
 
 
-def _openai_chat(settings: LoreSettings) -> ChatProvider:
+def _openai_chat(settings: ProviderSettings) -> ChatProvider:
     from .openai_compat import Endpoint, OpenAIChat
 
     endpoint = _endpoint_for(settings, "llm")
@@ -85,15 +85,15 @@ def _openai_chat(settings: LoreSettings) -> ChatProvider:
     return OpenAIChat(endpoint)
 
 
-EMBEDDERS: dict[str, Callable[[LoreSettings], EmbeddingProvider]] = {
+EMBEDDERS: dict[str, Callable[[ProviderSettings], EmbeddingProvider]] = {
     "local": _local_embedder,
     "local-fast": _static_embedder,
     "openai": _openai_embedder,
 }
-CHATS: dict[str, Callable[[LoreSettings], ChatProvider]] = {"openai": _openai_chat}
+CHATS: dict[str, Callable[[ProviderSettings], ChatProvider]] = {"openai": _openai_chat}
 
 
-def embedding_provider(settings: LoreSettings) -> EmbeddingProvider | Absent:
+def embedding_provider(settings: ProviderSettings) -> EmbeddingProvider | Absent:
     """The configured embedding provider, or Absent saying why there is none."""
     name = settings.embed_provider
     if name == "none":
@@ -106,7 +106,7 @@ def embedding_provider(settings: LoreSettings) -> EmbeddingProvider | Absent:
     return factory(settings)
 
 
-def chat_provider(settings: LoreSettings) -> ChatProvider | Absent:
+def chat_provider(settings: ProviderSettings) -> ChatProvider | Absent:
     name = settings.llm_provider
     if name == "none":
         return Absent("llm", "no LLM configured (LORE_LLM_PROVIDER)")

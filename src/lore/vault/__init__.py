@@ -19,6 +19,8 @@ from typing import Any
 
 from ..config import load_lore_settings, with_overrides
 from ..errors import NoIndexError, shown
+from ..providers.settings import PROVIDER_NAMES, ProviderSettings
+from ..providers.settings import with_overrides as providers_with
 from ..settings import Settings
 from ..store.sqlite import default_db_path
 from .memory import MemoryFacade
@@ -61,8 +63,11 @@ def open_vault(
     root = resolve_vault(vault)
     if settings is None:
         loaded = load_lore_settings(root, db=db, **overrides)
+        providers = ProviderSettings.of(loaded)
     else:
         loaded = with_overrides(settings.lore, {"db": db, **overrides})
+        given = {k: v for k, v in overrides.items() if k in PROVIDER_NAMES}
+        providers = providers_with(settings.providers, given)
     if not create and not isinstance(loaded.db, str):  # a database is asked, not looked at
         db_path = index_path(root, loaded)
         if not db_path.exists():
@@ -73,4 +78,4 @@ def open_vault(
                 f"{shown(str(root))} has no lore index yet",
                 hint=f"create one with `lore index {' '.join(where)}`",
             )
-    return Vault(root, loaded, settings)
+    return Vault(root, loaded, settings, providers)

@@ -16,6 +16,7 @@ from ..capabilities import Capabilities
 from ..config import LoreSettings
 from ..errors import ConfigError, PathError, shown
 from ..model import SearchResult, SyncReport
+from ..providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
     # Indexing and checking are imported when called: a one-shot `lore search` process
@@ -39,14 +40,22 @@ from .paths import index_path, prepare_index_folder
 class VaultCore:
     """The composition root every part of the façade shares: it builds the store, the
     capabilities (providers), the settings and the clock, and hands the services what they
-    need. `settings` is the [lore] section; every section (lore.settings) is read here,
-    once. Lifecycle, indexing, search and who may see what live here too: each service
-    is built on them."""
+    need. `settings` is the [lore] section, `providers` the providers section (by default
+    the one `settings` holds); every section (lore.settings) is read here, once.
+    Lifecycle, indexing, search and who may see what live here too: each service is built
+    on them."""
 
-    def __init__(self, root: Path, settings: LoreSettings, given: Settings | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: LoreSettings,
+        given: Settings | None = None,
+        providers: ProviderSettings | None = None,
+    ) -> None:
         self.root = root
         self.settings = settings
-        self._settings = SettingsSource(root, settings, given)
+        self._settings = SettingsSource(root, settings, given, providers)
+        self.providers = self._settings.providers
         self.store: Store
         if isinstance(settings.db, str):  # a database server (lore.store.postgres)
             from ..store.postgres import PostgresStore
@@ -59,7 +68,7 @@ class VaultCore:
             db_path = index_path(root, settings)
             bound = db_path.resolve().parent == (root / ".lore").resolve()
             self.store = SqliteStore(db_path, root, bound_to_vault=bound, nofollow=in_vault)
-        self.capabilities = Capabilities(settings, self.store)
+        self.capabilities = Capabilities(settings, self.providers, self.store)
         # What each part of a search costs here: what a query's time budget decides on.
         self.query_costs = QueryCosts()
         self._notices = list(settings.notices)

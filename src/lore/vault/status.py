@@ -85,7 +85,7 @@ class StatusFacade(VaultCore):
         chat = self.capabilities.chat()
         model = None if isinstance(chat, Absent) else chat.identity
         return llm_status(
-            self._sqlite("LLM note fields"), model, FieldSettings.of(self.settings), self.settings
+            self._sqlite("LLM note fields"), model, FieldSettings.of(self.providers), self.providers
         )
 
     def doctor(self) -> DoctorReport:
