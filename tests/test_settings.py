@@ -171,3 +171,13 @@ def test_the_vault_reads_its_providers_from_the_providers_section(
     remote = lore.Settings(providers=ProviderSettings(embed_provider="openai"))
     with pytest.raises(lore.ConfigError, match="LORE_EMBED_BASE_URL"):
         open_vault(root, settings=remote).capabilities.embedder()
+
+
+def test_settings_built_from_a_lore_section_carry_its_provider_values() -> None:
+    """Settings made directly from a [lore] section use its provider values: the
+    providers section is never silently left at its defaults."""
+    made = lore.Settings(lore=LoreSettings(llm_budget=7, embed_provider="local"))
+    assert made.providers == ProviderSettings.of(made.lore)
+    assert made.providers.llm_budget == 7 and made.providers.embed_provider == "local"
+    given = ProviderSettings.of(LoreSettings(llm_budget=3))
+    assert lore.Settings(lore=LoreSettings(llm_budget=7), providers=given).providers == given

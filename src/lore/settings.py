@@ -42,6 +42,12 @@ class Settings:
     interest: InterestSettings = field(default_factory=InterestSettings)
     providers: ProviderSettings = field(default_factory=ProviderSettings)
 
+    def __post_init__(self) -> None:
+        # `Settings(lore=LoreSettings(embed_provider=...))`: the providers section follows
+        # the [lore] values it was not given on its own (the files keep them in [lore]).
+        if self.providers == ProviderSettings():
+            object.__setattr__(self, "providers", ProviderSettings.of(self.lore))
+
     def today(self) -> dt.date:
         """The date lore takes as today (memory.today, else the machine's)."""
         return self.memory.today_date()
