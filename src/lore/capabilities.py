@@ -218,13 +218,8 @@ class Capabilities:
         """The notes' LLM fields (lore.index.note_llm_sync); the stored ones only, without
         an LLM or with `llm_fields` off."""
         from .index.note_llm import FieldSettings
-        from .index.note_llm_sync import FieldsReport, refresh_fields
-        from .store.sqlite import SqliteStore
+        from .index.note_llm_sync import refresh_fields
 
-        if not isinstance(self.store, SqliteStore):
-            if self.settings.llm_fields and chat is not None:
-                self._notice(result, "LLM note fields: not on the PostgreSQL backend yet")
-            return FieldsReport()
         fs = FieldSettings.of(self.settings)
         use = chat if self.settings.llm_fields else None
         if use is not None:

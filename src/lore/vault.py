@@ -369,10 +369,9 @@ class Vault:
     def _unknown_category(self, wanted: str) -> list[str]:
         """A notice when no note has the category searched for (a typo, or no LLM yet)."""
         from .store.note_llm import category_counts
+        from .store.sql_base import sql_store
 
-        if not isinstance(self.store, SqliteStore):
-            return []  # categories are counted in SQLite indexes only, yet
-        known = [name for name, _notes in category_counts(self.store)]
+        known = [name for name, _notes in category_counts(sql_store(self.store))]
         if any(name.casefold() == wanted for name in known):
             return []
         if not known:
@@ -535,12 +534,9 @@ class Vault:
             raise missing
         from .derive.summary import author_summary
         from .store.note_llm import fields_of
+        from .store.sql_base import sql_store
 
-        fields = (
-            fields_of(self.store, [record.id]).get(record.id)
-            if isinstance(self.store, SqliteStore)  # LLM fields: SQLite indexes only, yet
-            else None
-        )
+        fields = fields_of(sql_store(self.store), [record.id]).get(record.id)
         if fields is not None and fields.llm_summary:
             summary_source = "llm"
         elif author_summary(record.frontmatter, record.body, record.title) is not None:
@@ -632,19 +628,16 @@ class Vault:
         the vault by name (not where it is on this machine)."""
         from .index.pinyin import chinese_status
         from .store import note_llm
+        from .store.sql_base import sql_store
 
         mode, why = self.capabilities.mode(detail=True)
         meta = self.store.all_meta()
         access = self.access(principal)
         count = self.store.counts(access.globs)
         why = dict(why)
-        if isinstance(self.store, SqliteStore):
-            fields = note_llm.stats(self.store, access.globs)
-            categories = dict(note_llm.category_counts(self.store, access.globs))
-        else:
-            fields = dict.fromkeys(("notes", "failed", "outdated", "claims"), 0)
-            categories = {}
-            why["llm_fields"] = "not on the PostgreSQL backend yet"
+        db = sql_store(self.store)
+        fields = note_llm.stats(db, access.globs)
+        categories = dict(note_llm.category_counts(db, access.globs))
         return Status(
             vault=str(self.root) if access.unrestricted else self.root.name,
             db=str(self.db_path) if access.unrestricted else "",
@@ -673,9 +666,7 @@ class Vault:
 
         chat = self.capabilities.chat()
         model = None if isinstance(chat, Absent) else chat.identity
-        return llm_status(
-            self._sqlite("LLM note fields"), model, FieldSettings.of(self.settings), self.settings
-        )
+        return llm_status(self.store, model, FieldSettings.of(self.settings), self.settings)
 
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see
@@ -707,7 +698,7 @@ class Vault:
 
         note = self.note(path, principal=principal)
         return link_report(
-            self._sqlite("links"),
+            self.store,
             self._memory_settings,
             self.access(principal),
             note["path"],

@@ -103,6 +103,17 @@ class PgBase(SqlBase):
     TRUE, FALSE = "true", "false"
     DRIVING_JOIN = "JOIN"  # PostgreSQL's planner picks the order itself
     CHUNK = 5000  # values per array parameter: a round trip each, no limit to stay under
+    AUTHOR_CATEGORY = (
+        "CASE WHEN jsonb_typeof(n.frontmatter::jsonb -> 'category') = 'string'"
+        " THEN trim(n.frontmatter::jsonb ->> 'category') END"
+    )
+    CLAIM_LINES = (
+        "coalesce((SELECT string_agg(chr(10) || (claim.value ->> 'text'), '' ORDER BY claim.i)"
+        " FROM jsonb_array_elements(l.claims::jsonb) WITH ORDINALITY claim(value, i)), '')"
+    )
+    JSON_LENGTH = "jsonb_array_length({}::jsonb)"
+    BYTE_LENGTH = "octet_length({})"
+    CONTAINS = "strpos({}, ?) > 0"
 
     Error: type[Exception]
     conn: psycopg.Connection[Any]
@@ -165,11 +176,6 @@ class PgBase(SqlBase):
 
     def sub_tag_match(self, column: str, tag: str) -> tuple[str, Any]:
         return f"starts_with({column}, ?)", tag + "/"
-
-    def category_match(self) -> str:
-        from .pg_search import CATEGORY_MATCH
-
-        return CATEGORY_MATCH
 
     # -- transactions ----------------------------------------------------------------------
 
