@@ -131,6 +131,9 @@ class Capabilities:
         if identity is not None and self.store.get_meta("vec_layout") != VEC_LAYOUT:
             return False, "vectors stored by an older lore: run `lore embed` to redo them"
         if identity is None or not has_vectors(self.store):
+            cannot = self.store.vectors_unavailable()
+            if cannot is not None:
+                return False, f"{provider.identity} configured, but {cannot}"
             return False, f"{provider.identity} configured, but no vectors yet: run `lore embed`"
         if identity != provider.identity:
             return False, (
