@@ -47,11 +47,7 @@ from .semantic import load_sources, planned, texts_of
 if TYPE_CHECKING:
     from ..config import Settings
     from ..store.base import Store
-    from ..store.postgres import PostgresStore
-    from ..store.sqlite import SqliteStore
-
-    SqlStore = SqliteStore | PostgresStore
-
+    from ..store.sql_base import SqlStore
 
 Progress = Callable[[int, int, str], None]
 # Notes in a row whose answers are out of shape before the model is taken as unusable for
