@@ -171,13 +171,44 @@ def test_fields_are_made_once_and_rebuilt_from_the_cache(
         assert again.llm is not None and again.llm["calls"] == 0
         assert len(script.requests) == requests  # a second sync asks nothing
     before = derived(vault_dir, backend)
-    assert "symbol of France" in str(before)  # the summary's text is in the full text
     with lore.open(vault_dir) as vault:
         vault.rebuild()
         assert len(script.requests) == requests  # a rebuild asks nothing either
     assert derived(vault_dir, backend) == before
     assert not list(vault_dir.rglob("*.md.*"))  # nothing written beside the notes
     assert (vault_dir / "pets" / "cat.md").read_text(encoding="utf-8") == SHORT["pets/cat.md"]
+
+
+def test_postgresql_ranks_the_fields_as_fts5_does(
+    vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    # The summary and claims are the `summary` field of the full text on both backends: the
+    # same text gives the same BM25 scores, note for note, as the index file's FTS5.
+    if backend == "sqlite":
+        pytest.skip("compares PostgreSQL's index with an index file")
+    url, script = scripted
+    llm_env(monkeypatch, url)
+    queries = ("symbol of France", "wrought iron", "客户 记录", "宠物 睡觉", "330 metres tall")
+    ranked = []
+    for db in (None, vault_dir.parent / "file.sqlite"):
+        with lore.open(vault_dir, db=db) as vault:
+            vault.sync()
+            assert vault.llm_status()["notes"] == 3
+            ranked.append(
+                [
+                    [
+                        (h.path, round(h.score, 6), h.explain.fields if h.explain else None)
+                        for h in vault.search(q, mode="mode4", explain=True)
+                    ]
+                    for q in queries
+                ]
+            )
+            [(indexed,)] = vault.store.query(
+                "SELECT summary FROM notes WHERE path = 'travel/paris.md'"
+            )
+            assert indexed.count("\n") == 2  # the summary, then its two claims
+    assert len(notes_asked(script)) == 6  # each index keeps its own cache: the same answers
+    assert all(ranked[0]) and ranked[0] == ranked[1]
 
 
 def test_the_index_reads_the_summary_then_the_claims(
