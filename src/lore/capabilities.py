@@ -133,6 +133,9 @@ class Capabilities:
         if identity is not None and self.store.get_meta("vec_layout") != VEC_LAYOUT:
             return False, "vectors stored by an older lore: run `lore embed` to redo them"
         if identity is None or not has_vectors(self.store):
+            cannot = self.store.vectors_unavailable()
+            if cannot is not None:
+                return False, f"{provider.identity} configured, but {cannot}"
             return False, f"{provider.identity} configured, but no vectors yet: run `lore embed`"
         if identity != provider.identity:
             return False, (
@@ -220,13 +223,8 @@ class Capabilities:
         """The notes' LLM fields (lore.index.note_llm_sync); the stored ones only, without
         an LLM or with `llm_fields` off."""
         from .index.note_llm import FieldSettings
-        from .index.note_llm_sync import FieldsReport, refresh_fields
-        from .store.sqlite import SqliteStore
+        from .index.note_llm_sync import refresh_fields
 
-        if not isinstance(self.store, SqliteStore):
-            if self.providers.llm_fields and chat is not None:
-                self._notice(result, "LLM note fields: not on the PostgreSQL backend yet")
-            return FieldsReport()
         fs = FieldSettings.of(self.providers)
         use = chat if self.providers.llm_fields else None
         if use is not None:

@@ -63,15 +63,6 @@ def migrate(source: Vault, target: Vault, *, checks: int = CHECKS) -> MigrateRep
         raise ConfigError(f"{target.root} is another vault than {source.root}")
     if str(source.db_path) == str(target.db_path):
         raise ConfigError(f"{target.db_path} is the index being migrated: name another one")
-    stranded = _fields_without_a_place(source, target)
-    if stranded:
-        raise ConfigError(
-            f"{stranded} notes in {source.db_path} have fields the model wrote (summaries,"
-            " claims, categories), which an index in PostgreSQL does not hold yet: it would"
-            " rank them differently",
-            hint="keep the index file for now, or turn the fields off (llm_fields = false)"
-            " and sync before migrating",
-        )
     answers = copy_answers(source.store, target.store)
     vectors = copy_vectors(source.store, target.store)
     synced = target.sync()
@@ -96,15 +87,6 @@ def migrate(source: Vault, target: Vault, *, checks: int = CHECKS) -> MigrateRep
             hint="run `lore migrate` again (it resumes), or `lore doctor` on both indexes",
         )
     return report
-
-
-def _fields_without_a_place(source: Vault, target: Vault) -> int:
-    """Notes with LLM fields in `source` that `target` cannot hold (SQLite indexes only)."""
-    if not isinstance(source.store, SqliteStore) or isinstance(target.store, SqliteStore):
-        return 0
-    from .store import note_llm
-
-    return int(note_llm.stats(source.store)["notes"])
 
 
 def sample_queries(vault: Vault, count: int) -> list[str]:

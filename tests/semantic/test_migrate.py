@@ -92,20 +92,25 @@ def _moved_alike(source: lore.Vault, target: lore.Vault, script: Script) -> None
     assert again.answers.present == len(source.store.cached_answers())
 
 
-@pytest.fixture
-def no_fields(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The model plans and tags but writes no note fields (PostgreSQL holds none yet)."""
-    monkeypatch.setenv("LORE_LLM_FIELDS", "0")
+def _fields(vault: lore.Vault) -> dict[str, dict[str, object]]:
+    """Every note as `lore show` gives it, with the model's summary, claims and category."""
+    return {path: vault.note(path) for path in sorted(vault.store.all_paths())}
 
 
 def test_to_postgresql_and_back_without_a_call(
-    no_fields: None, source: lore.Vault, providers: Script, pg_url: str, tmp_path: Path
+    source: lore.Vault, providers: Script, pg_url: str, tmp_path: Path
 ) -> None:
     assert source.mode == "mode1"
+    fields = _fields(source)
+    assert source.llm_status()["notes"] > 0
+    assert any(note["summary_source"] == "llm" and note["claims"] for note in fields.values())
     with lore.open(source.root, db=pg_url) as server:
         _moved_alike(source, server, providers)
+        assert _fields(server) == fields
+        assert server.status().categories == source.status().categories
         with lore.open(source.root, db=tmp_path / "back.sqlite") as back:
             _moved_alike(server, back, providers)
+            assert _fields(back) == fields
 
 
 def test_to_another_file_with_the_models_note_fields(
@@ -117,15 +122,6 @@ def test_to_another_file_with_the_models_note_fields(
         assert copy.note("howto/用 uv 管理 Python 环境.md") == source.note(
             "howto/用 uv 管理 Python 环境.md"
         )
-
-
-def test_note_fields_postgresql_cannot_hold_are_refused_before_anything_is_copied(
-    source: lore.Vault, pg_url: str
-) -> None:
-    with lore.open(source.root, db=pg_url) as server:
-        with pytest.raises(ConfigError, match="fields the model wrote"):
-            migrate(source, server)
-        assert server.store.cached_answers() == [] and server.status().notes == 0
 
 
 def test_the_same_index_or_another_vault_is_refused(source: lore.Vault, tmp_path: Path) -> None:
@@ -155,7 +151,7 @@ def test_a_target_with_another_models_vectors_is_refused_and_kept(
 
 
 def test_the_cli_moves_the_index_and_says_what_it_copied(
-    no_fields: None, source: lore.Vault, providers: Script, pg_url: str, tmp_path: Path
+    source: lore.Vault, providers: Script, pg_url: str, tmp_path: Path
 ) -> None:
     source.close()
     asked = len(providers.requests)

@@ -3,7 +3,8 @@ real scripted OpenAI-compatible server on 127.0.0.1 that counts requests. Cached
 sync, a rebuild: no request; one edited note: exactly its calls), capped by a call
 budget, long notes asked in parts (head parts, the tail, one synthesis: in that order),
 nothing kept that is not grounded in the note, and every failure falling back to the
-heuristic fields with one notice, never failing the sync, never losing the cache."""
+heuristic fields with one notice, never failing the sync, never losing the cache. On both
+backends (SQLite and PostgreSQL: the same fields, the same answers; issue 15)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ import lore
 from lore.cli import main
 from lore.derive.summary import long_summary
 from lore.providers.openai_compat import Endpoint, OpenAIChat
+
+pytestmark = pytest.mark.usefixtures("on_backend")  # every vault opened here, both backends
 
 CONFIG = '[lore]\ncategories = ["规则", "Travel", "宠物"]\n'
 SHORT = {
@@ -64,6 +67,42 @@ def make(root: Path, notes: dict[str, str], config: str = CONFIG) -> Path:
     (root / ".lore").mkdir(parents=True, exist_ok=True)
     (root / ".lore" / "config.toml").write_text(config, encoding="utf-8")
     return root
+
+
+def derived(vault_dir: Path, backend: str) -> dict[str, Any]:
+    """What the index derived from the files, keyed by note path (`dump_index` on SQLite;
+    on PostgreSQL the notes, their fields, full-text documents and frequencies)."""
+    if backend == "sqlite":
+        return dump_index(vault_dir / ".lore" / "index.sqlite")
+    with lore.open(vault_dir) as vault:
+        rows = vault.store.query
+        return {
+            "notes": rows(
+                "SELECT path, title, date, hash, frontmatter, headings, summary, body FROM notes"
+                " ORDER BY path"
+            ),
+            "note_llm": rows(
+                "SELECT n.path, l.note_hash, l.version, l.model, l.state, l.reason, l.summary,"
+                " l.claims, l.category, l.category_key, l.dropped, l.calls FROM note_llm l"
+                " JOIN notes n ON n.id = l.note_id ORDER BY n.path"
+            ),
+            "lex_docs": rows(
+                "SELECT n.path, d.len, d.title, d.tags, d.summary, d.body FROM lex_docs d"
+                " JOIN notes n ON n.id = d.note_id ORDER BY n.path"
+            ),
+            "term_df": rows("SELECT term, df FROM term_df ORDER BY term"),
+        }
+
+
+def drop_index(vault_dir: Path, backend: str) -> None:
+    """The index goes (and the model-answer cache with it): a file, or the vault's schema."""
+    if backend == "sqlite":
+        for leftover in (vault_dir / ".lore").glob("index.sqlite*"):
+            leftover.unlink()
+        return
+    with lore.open(vault_dir) as vault:
+        store: Any = vault.store
+        store.execute(f"DROP SCHEMA {store.namespace} CASCADE")
 
 
 def notes_asked(script: Script) -> list[str]:
@@ -108,7 +147,7 @@ def vault_dir(tmp_path: Path) -> Path:
 
 
 def test_fields_are_made_once_and_rebuilt_from_the_cache(
-    vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
+    vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
     url, script = scripted
     llm_env(monkeypatch, url)
@@ -131,13 +170,45 @@ def test_fields_are_made_once_and_rebuilt_from_the_cache(
         again = vault.sync()
         assert again.llm is not None and again.llm["calls"] == 0
         assert len(script.requests) == requests  # a second sync asks nothing
-    before = dump_index(vault_dir / ".lore" / "index.sqlite")
+    before = derived(vault_dir, backend)
     with lore.open(vault_dir) as vault:
         vault.rebuild()
         assert len(script.requests) == requests  # a rebuild asks nothing either
-    assert dump_index(vault_dir / ".lore" / "index.sqlite") == before
+    assert derived(vault_dir, backend) == before
     assert not list(vault_dir.rglob("*.md.*"))  # nothing written beside the notes
     assert (vault_dir / "pets" / "cat.md").read_text(encoding="utf-8") == SHORT["pets/cat.md"]
+
+
+def test_postgresql_ranks_the_fields_as_fts5_does(
+    vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    # The summary and claims are the `summary` field of the full text on both backends: the
+    # same text gives the same BM25 scores, note for note, as the index file's FTS5.
+    if backend == "sqlite":
+        pytest.skip("compares PostgreSQL's index with an index file")
+    url, script = scripted
+    llm_env(monkeypatch, url)
+    queries = ("symbol of France", "wrought iron", "客户 记录", "宠物 睡觉", "330 metres tall")
+    ranked = []
+    for db in (None, vault_dir.parent / "file.sqlite"):
+        with lore.open(vault_dir, db=db) as vault:
+            vault.sync()
+            assert vault.llm_status()["notes"] == 3
+            ranked.append(
+                [
+                    [
+                        (h.path, round(h.score, 6), h.explain.fields if h.explain else None)
+                        for h in vault.search(q, mode="mode4", explain=True)
+                    ]
+                    for q in queries
+                ]
+            )
+            [(indexed,)] = vault.store.query(
+                "SELECT summary FROM notes WHERE path = 'travel/paris.md'"
+            )
+            assert indexed.count("\n") == 2  # the summary, then its two claims
+    assert len(notes_asked(script)) == 6  # each index keeps its own cache: the same answers
+    assert all(ranked[0]) and ranked[0] == ranked[1]
 
 
 def test_the_index_reads_the_summary_then_the_claims(
@@ -160,7 +231,7 @@ def test_the_index_reads_the_summary_then_the_claims(
         # An index that holds the summary alone (made before the claims joined) is
         # brought up to date by the next sync, without asking the model.
         with vault.store.transaction():
-            vault.store.db.execute(
+            vault.store.execute(
                 "UPDATE notes SET summary = ? WHERE path = 'travel/paris.md'",
                 (paris["summary"],),
             )
@@ -253,14 +324,13 @@ def test_call_budget_caps_each_sync_and_the_rest_follow(
 
 
 def test_budget_zero_makes_no_call_but_uses_the_cache(
-    vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
+    vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
     url, script = scripted
     llm_env(monkeypatch, url)
     with lore.open(vault_dir) as vault:
         vault.sync()
-    for leftover in (vault_dir / ".lore").glob("index.sqlite*"):
-        leftover.unlink()  # the cache goes with the index...
+    drop_index(vault_dir, backend)  # the cache goes with the index...
     with lore.open(vault_dir) as vault:
         before = len(script.requests)
         report = vault.sync(llm_budget=0)

@@ -52,6 +52,23 @@ def test_token_add_list_revoke(tmp_path: Path) -> None:
     assert code == 1 and "no token named nobody" in err
 
 
+def test_links_on_postgresql_are_those_of_the_file(tmp_path: Path, pg_url: str) -> None:
+    """`lore links` on PostgreSQL (issue 15): the same outgoing links and backlinks, as the
+    owner and as a principal, as the index file gives."""
+    root = str(make_vault(tmp_path / "v", clusters=False))
+    assert run("index", root, "--db", pg_url)[0] == 0
+    for who in ([], ["--as", "guest"]):
+        code, file_out, _ = run("links", NOTE, "--vault", root, *who, "--json")
+        assert code == 0
+        code, server_out, err = run("links", NOTE, "--vault", root, "--db", pg_url, *who, "--json")
+        assert code == 0, err
+        assert json.loads(server_out) == json.loads(file_out)
+    report = json.loads(file_out)
+    assert [b["path"] for b in report["backlinks"]] == ["public/架构说明.md"]
+    code, out, _ = run("links", NOTE, "--vault", root, "--db", pg_url)
+    assert "[[调整方案]] → private/调整方案.md" in out and "backlinks (2)" in out
+
+
 def test_links_and_note_commands(tmp_path: Path) -> None:
     root = str(make_vault(tmp_path / "v", clusters=False))
     code, out, _ = run("links", NOTE, "--vault", root, "--as", "guest", "--json")

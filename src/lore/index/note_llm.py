@@ -33,8 +33,8 @@ from .llm_cache import cached_answer, is_cached
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
     from ..providers.settings import ProviderSettings
+    from ..store.base import Store
     from ..store.note_llm import NoteSource
-    from ..store.sqlite import SqliteStore
 
 PROMPT_VERSION = "lore-note-v1"
 HEAD_PARTS = 2
@@ -282,7 +282,7 @@ def _synthesis(
     return Ask("note_synthesis", prompts(fs)["note_synthesis"], "\n".join(lines), whole)
 
 
-def _ask(store: SqliteStore, chat: ChatProvider, ask: Ask, fs: FieldSettings) -> dict[str, Any]:
+def _ask(store: Store, chat: ChatProvider, ask: Ask, fs: FieldSettings) -> dict[str, Any]:
     return cached_answer(
         store,
         chat,
@@ -344,7 +344,7 @@ def _merge_claims(per_part: list[list[dict[str, str]]], limit: int) -> list[dict
     return out
 
 
-def derive(store: SqliteStore, chat: ChatProvider, note: NoteSource, fs: FieldSettings) -> Derived:
+def derive(store: Store, chat: ChatProvider, note: NoteSource, fs: FieldSettings) -> Derived:
     """The note's fields by the model (cached answers first). Raises BadAnswer, a
     ProviderError, or lore.index.llm_cache.BudgetSpent from the chat provider; answers
     received before that stay cached."""
@@ -392,7 +392,7 @@ class _Probe:
         raise _WouldCall
 
 
-def calls_needed(store: SqliteStore, model: str, note: NoteSource, fs: FieldSettings) -> int:
+def calls_needed(store: Store, model: str, note: NoteSource, fs: FieldSettings) -> int:
     """The model calls making this note's fields would take now: cached answers are free;
     a long note's synthesis is known to be cached only once its parts are."""
     questions, total = asks(note, fs)

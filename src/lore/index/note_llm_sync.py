@@ -38,7 +38,7 @@ from ..derive.summary import author_summary, base_summary
 from ..errors import ConfigError
 from ..providers.base import ProviderError
 from ..store import note_llm as sql
-from ..store.sqlite import SqliteStore
+from ..store.sql_base import sql_store
 from .grounding import BadAnswer
 from .llm_cache import BudgetedChat, BudgetSpent
 from .note_llm import Derived, FieldSettings, calls_needed, derive
@@ -46,6 +46,8 @@ from .semantic import load_sources, planned, texts_of
 
 if TYPE_CHECKING:
     from ..providers.settings import ProviderSettings
+    from ..store.base import Store
+    from ..store.sql_base import SqlStore
 
 Progress = Callable[[int, int, str], None]
 # Notes in a row whose answers are out of shape before the model is taken as unusable for
@@ -102,7 +104,7 @@ class FieldsReport:
 
 
 def refresh_fields(
-    store: SqliteStore,
+    index: Store,
     chat: BudgetedChat | None,
     fs: FieldSettings,
     *,
@@ -110,6 +112,7 @@ def refresh_fields(
     clock: Callable[[], float] = time.perf_counter,
 ) -> FieldsReport:
     """Steps 1-3 above. `chat` None: no LLM (or fields off), steps 1-2 only."""
+    store = sql_store(index)
     started = clock()
     report = FieldsReport(model=chat.identity if chat else None)
     if store.read_only:
@@ -131,7 +134,7 @@ def refresh_fields(
 
 
 def _derive_pending(
-    store: SqliteStore,
+    store: SqlStore,
     chat: BudgetedChat,
     fs: FieldSettings,
     report: FieldsReport,
@@ -185,7 +188,7 @@ def _derive_pending(
         progress(total, total, "")
 
 
-def _keep(store: SqliteStore, rows: list[tuple[str, sql.LlmRow]], report: FieldsReport) -> None:
+def _keep(store: SqlStore, rows: list[tuple[str, sql.LlmRow]], report: FieldsReport) -> None:
     """Store these notes' rows and give the index their summaries, in one transaction."""
     if not rows:
         return
@@ -227,7 +230,7 @@ def _row(source: sql.NoteSource, model: str, fs: FieldSettings, found: Derived) 
     )
 
 
-def apply_summary(store: SqliteStore, note_id: int, delta: Counter[str]) -> bool:
+def apply_summary(store: SqlStore, note_id: int, delta: Counter[str]) -> bool:
     """Give the index the summary this note should have (inside a transaction): its full
     text `summary` field, the document frequencies (into `delta`) and its texts to embed.
     False when it has it already."""
@@ -243,7 +246,7 @@ def apply_summary(store: SqliteStore, note_id: int, delta: Counter[str]) -> bool
     old = note_fts_fields(*store.note_fields(note_id))
     sql.set_summary(store, note_id, desired)
     new = note_fts_fields(*store.note_fields(note_id))
-    sql.replace_fts(store, note_id, new)
+    store.replace_text(note_id, new)
     delta.subtract(distinct_terms(old))
     delta.update(distinct_terms(new))
     if sql.has_texts(store, note_id):
@@ -254,11 +257,12 @@ def apply_summary(store: SqliteStore, note_id: int, delta: Counter[str]) -> bool
 
 
 def llm_status(
-    store: SqliteStore, model: str | None, fs: FieldSettings, settings: ProviderSettings
+    index: Store, model: str | None, fs: FieldSettings, settings: ProviderSettings
 ) -> dict[str, Any]:
     """`lore llm status`: the fields stored, what is pending (notes, and the calls they
     take now: cached answers are free; without a model every call is counted) and the
     cache of model answers."""
+    store = sql_store(index)
     stats = sql.stats(store)
     todo = sql.pending(store, fs.version, model or "")
     sources = sql.sources(store, todo)

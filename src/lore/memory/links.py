@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..store import links as sql
-from ..store.sqlite import SqliteStore
+from ..store.base import Store
+from ..store.sql_base import sql_store
 from .access import Access
 from .entities import Entities
 from .settings import MemorySettings
@@ -84,16 +85,17 @@ def _resolve(entities: Entities, target: str) -> Link:
 
 
 def link_report(
-    store: SqliteStore, settings: MemorySettings, access: Access, path: str, title: str
+    store: Store, settings: MemorySettings, access: Access, path: str, title: str
 ) -> LinkReport:
     """Outgoing links and backlinks of the note at `path` (one the caller may see)."""
     entities = Entities(store, settings, access)
-    outgoing = [_resolve(entities, target) for target in sql.outgoing(store, path)]
+    db = sql_store(store)
+    outgoing = [_resolve(entities, target) for target in sql.outgoing(db, path)]
     names = [_MD.sub("", path.rsplit("/", 1)[-1]), title]
     for info in entities.registry.entities.values():
         if any(d["path"] == path for d in info.defs):
             names += info.spellings
-    rows = sql.links_containing(store, (needle(n) for n in names), access.globs)
+    rows = sql.links_containing(db, (needle(n) for n in names), access.globs)
     backlinks: dict[str, Backlink] = {}
     for source, source_title, date, target in rows:
         if source == path or source in backlinks:

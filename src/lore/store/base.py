@@ -247,6 +247,11 @@ class Store(Protocol):
         """Load sqlite-vec into this connection (once); a clear error when it is missing."""
         ...
 
+    def vectors_unavailable(self) -> str | None:
+        """Why this index cannot hold vectors (None: it can), changing nothing: what
+        `lore status` says before `lore embed` would fail."""
+        ...
+
     def embed_identity(self) -> tuple[str | None, int | None]:
         """(provider identity, dimension) of the stored vectors, as recorded in meta."""
         ...

@@ -1,15 +1,16 @@
 """SQL for the wikilink graph: a note's links, and the links that may point at a note
 (lore.memory.links resolves them). The `links` table is written by the
-sync (one row per distinct `[[target]]` of a note, `target_key` its case-fold)."""
+sync (one row per distinct `[[target]]` of a note, `target_key` its case-fold). Both
+backends share these statements (lore.store.sql_base)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .sqlite import SqliteStore
+from .sql_base import SqlBase
 
 
-def outgoing(store: SqliteStore, path: str) -> list[str]:
+def outgoing(store: SqlBase, path: str) -> list[str]:
     """The wikilink targets of the note at `path`, as written, sorted."""
     return [
         str(t)
@@ -22,7 +23,7 @@ def outgoing(store: SqliteStore, path: str) -> list[str]:
 
 
 def links_containing(
-    store: SqliteStore, needles: Iterable[str], allow: Sequence[str] | None
+    store: SqlBase, needles: Iterable[str], allow: Sequence[str] | None
 ) -> list[tuple[str, str, str | None, str]]:
     """(source path, source title, source date, target) of every link whose case-folded
     target contains one of `needles`, from the notes `allow` lets through; by path."""
@@ -30,7 +31,7 @@ def links_containing(
     if not words:
         return []
     where, params = store.allow_sql(allow)
-    match = " OR ".join("instr(l.target_key, ?) > 0" for _ in words)
+    match = " OR ".join(store.CONTAINS.format("l.target_key") for _ in words)
     rows = store.query(
         "SELECT n.path, n.title, n.date, l.target FROM links l JOIN notes n ON n.id = l.note_id"
         f" WHERE ({match}){where} ORDER BY n.path, l.target",

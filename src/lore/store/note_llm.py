@@ -6,7 +6,9 @@ that changed are kept but not used until they are made again, and rows of delete
 are dropped. Writes run inside a transaction the caller opens; reads return plain values.
 
 A note's category is the author's (`category:` in its front matter, a text) when it has
-one, else the one the model chose: the same rule for the filter and the facet.
+one, else the one the model chose: the same rule for the filter and the facet
+(lore.store.sql_base.SqlBase.category_match). The statements are shared by both backends;
+what reads JSON is the backend's own fragment (AUTHOR_CATEGORY, CLAIM_LINES, JSON_LENGTH).
 """
 
 from __future__ import annotations
@@ -16,22 +18,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sqlite import SqliteStore
+from .sql_base import SqlBase
 
-_CHUNK = 500
-_AUTHOR_CATEGORY = (
-    "CASE WHEN json_type(n.frontmatter, '$.category') = 'text'"
-    " THEN trim(json_extract(n.frontmatter, '$.category')) END"
-)
 _CURRENT = "l.note_id = n.id AND l.note_hash = n.hash"
+
+
 # The text the index reads as the summary of a note the model summarised: its summary, then
 # each key claim on a line of its own (indexed_summary below, in Python). A 300-character
 # summary alone covers less of a long note than head and tail (bench.llm_summary); the
 # claims are the model's reading of the rest, grounded in the note like the summary.
-_INDEXED = (
-    "l.summary || coalesce((SELECT group_concat(char(10) || json_extract(claim.value, '$.text'),"
-    " '' ORDER BY claim.key) FROM json_each(l.claims) claim), '')"
-)
+def _indexed(store: SqlBase) -> str:
+    return f"l.summary || {store.CLAIM_LINES}"
 
 
 @dataclass(frozen=True)
@@ -52,7 +49,7 @@ class LlmRow:
 
 
 def indexed_summary(summary: str, claims: Sequence[dict[str, str]]) -> str:
-    """What `_INDEXED` computes in SQL, for a row about to be written."""
+    """What `_indexed` computes in SQL, for a row about to be written."""
     return "".join([summary, *("\n" + claim["text"] for claim in claims)])
 
 
@@ -70,42 +67,33 @@ class NoteSource:
     summary: str  # notes.summary as it stands
 
 
-def category_filter_sql() -> str:
-    """A WHERE clause (over `notes n`, one parameter: the case-folded category) for the
-    notes of one category."""
-    return (
-        f"lower(coalesce({_AUTHOR_CATEGORY}, (SELECT l.category_key FROM note_llm l"
-        f" WHERE {_CURRENT}))) = ?"
-    )
-
-
 # -- reads -------------------------------------------------------------------------------
 
 
-def pending(store: SqliteStore, version: str, model: str) -> list[int]:
+def pending(store: SqlBase, version: str, model: str) -> list[int]:
     """Ids (by path) of the notes with text whose fields are missing, were made from
     another content or with another prompt or settings, or failed with another model."""
     return [
         int(nid)
         for (nid,) in store.query(
             "SELECT n.id FROM notes n LEFT JOIN note_llm l ON l.note_id = n.id"
-            " WHERE trim(n.body) != '' AND (l.note_id IS NULL OR l.note_hash IS NOT n.hash"
-            " OR l.version IS NOT ? OR (l.state = 'failed' AND l.model IS NOT ?))"
+            " WHERE trim(n.body) != '' AND (l.note_id IS NULL"
+            " OR l.note_hash IS DISTINCT FROM n.hash OR l.version IS DISTINCT FROM ?"
+            " OR (l.state = 'failed' AND l.model IS DISTINCT FROM ?))"
             " ORDER BY n.path",
             [version, model],
         )
     ]
 
 
-def sources(store: SqliteStore, ids: Sequence[int]) -> dict[int, NoteSource]:
+def sources(store: SqlBase, ids: Sequence[int]) -> dict[int, NoteSource]:
     out: dict[int, NoteSource] = {}
-    for start in range(0, len(ids), _CHUNK):
-        chunk = list(ids[start : start + _CHUNK])
-        marks = ",".join("?" * len(chunk))
+    for chunk in store.chunks(ids):
+        among, params = store.in_ids("id", chunk)
         for nid, path, digest, title, fm, headings, body, summary in store.query(
-            "SELECT id, path, hash, title, frontmatter, headings, body, summary FROM notes"
-            f" WHERE id IN ({marks})",
-            chunk,
+            f"SELECT id, path, hash, title, frontmatter, headings, body, summary FROM notes"
+            f" WHERE {among}",
+            params,
         ):
             heads = [(int(h[0]), str(h[1]), int(h[2]), int(h[3])) for h in json.loads(headings)]
             out[int(nid)] = NoteSource(
@@ -129,16 +117,14 @@ _COLUMNS = (
 )
 
 
-def current(store: SqliteStore, ids: Sequence[int]) -> dict[int, LlmRow]:
+def current(store: SqlBase, ids: Sequence[int]) -> dict[int, LlmRow]:
     """The rows that hold for these notes' content as indexed now."""
     out: dict[int, LlmRow] = {}
-    for start in range(0, len(ids), _CHUNK):
-        chunk = list(ids[start : start + _CHUNK])
-        marks = ",".join("?" * len(chunk))
+    for chunk in store.chunks(ids):
+        among, params = store.in_ids("l.note_id", chunk)
         for values in store.query(
-            f"SELECT {_COLUMNS} FROM note_llm l JOIN notes n ON {_CURRENT}"
-            f" WHERE l.note_id IN ({marks})",
-            chunk,
+            f"SELECT {_COLUMNS} FROM note_llm l JOIN notes n ON {_CURRENT} WHERE {among}",
+            params,
         ):
             row = _row(values)
             out[row.note_id] = row
@@ -155,20 +141,19 @@ class Shown:
     model: str | None
 
 
-def fields_of(store: SqliteStore, ids: Sequence[int]) -> dict[int, Shown]:
+def fields_of(store: SqlBase, ids: Sequence[int]) -> dict[int, Shown]:
     """Fields of these notes that hold for their content now (notes without any are
     left out unless the author gave them a category)."""
     out: dict[int, Shown] = {}
-    for start in range(0, len(ids), _CHUNK):
-        chunk = list(ids[start : start + _CHUNK])
-        marks = ",".join("?" * len(chunk))
+    author = store.AUTHOR_CATEGORY
+    for chunk in store.chunks(ids):
+        among, params = store.in_ids("n.id", chunk)
         for nid, claims, category, applied, model in store.query(
-            f"SELECT n.id, l.claims, coalesce({_AUTHOR_CATEGORY}, l.category),"
-            f" CASE WHEN l.summary IS NOT NULL AND {_INDEXED} = n.summary THEN l.summary END,"
-            " l.model"
-            f" FROM notes n LEFT JOIN note_llm l ON {_CURRENT} WHERE n.id IN ({marks})"
-            f" AND (l.note_id IS NOT NULL OR {_AUTHOR_CATEGORY} IS NOT NULL)",
-            chunk,
+            f"SELECT n.id, l.claims, coalesce({author}, l.category), CASE WHEN l.summary"
+            f" IS NOT NULL AND {_indexed(store)} = n.summary THEN l.summary END, l.model"
+            f" FROM notes n LEFT JOIN note_llm l ON {_CURRENT} WHERE {among}"
+            f" AND (l.note_id IS NOT NULL OR {author} IS NOT NULL)",
+            params,
         ):
             out[int(nid)] = Shown(
                 json.loads(claims) if claims else [], category or None, applied,
@@ -177,40 +162,42 @@ def fields_of(store: SqliteStore, ids: Sequence[int]) -> dict[int, Shown]:
     return out
 
 
-def summaries_behind(store: SqliteStore) -> list[int]:
+def summaries_behind(store: SqlBase) -> list[int]:
     """Notes whose current row has a summary the index does not hold yet (after a rebuild
     re-derived the notes from their files)."""
     return [
         int(nid)
         for (nid,) in store.query(
             f"SELECT n.id FROM notes n JOIN note_llm l ON {_CURRENT}"
-            f" WHERE l.summary IS NOT NULL AND n.summary IS NOT {_INDEXED} ORDER BY n.id"
+            " WHERE l.summary IS NOT NULL"
+            f" AND n.summary IS DISTINCT FROM {_indexed(store)} ORDER BY n.id"
         )
     ]
 
 
-def has_orphans(store: SqliteStore) -> bool:
+def has_orphans(store: SqlBase) -> bool:
     return bool(
         store.query("SELECT 1 FROM note_llm WHERE note_id NOT IN (SELECT id FROM notes) LIMIT 1")
     )
 
 
-def has_texts(store: SqliteStore, note_id: int) -> bool:
+def has_texts(store: SqlBase, note_id: int) -> bool:
     """Does the semantic layer plan texts to embed for this note (lore.index.semantic)?"""
     return bool(store.query("SELECT 1 FROM note_texts WHERE note_id = ? LIMIT 1", [note_id]))
 
 
-def stats(store: SqliteStore, allow: Sequence[str] | None = None) -> dict[str, Any]:
+def stats(store: SqlBase, allow: Sequence[str] | None = None) -> dict[str, Any]:
     """How many notes have fields (by model), failed, or hold fields of an older content
     (of the notes `allow` lets through; None: all)."""
     where, params = store.allow_sql(allow)
     by_state: dict[str, int] = {}
     models: dict[str, int] = {}
     claims = dropped = 0
+    length = store.JSON_LENGTH
     for state, model, n, kept, lost in store.query(
-        "SELECT l.state, l.model, count(*), sum(json_array_length(l.claims)),"
-        f" sum(json_array_length(l.dropped)) FROM note_llm l JOIN notes n ON {_CURRENT}"
-        f" WHERE 1{where} GROUP BY l.state, l.model ORDER BY l.state, l.model",
+        f"SELECT l.state, l.model, count(*), sum({length.format('l.claims')}),"
+        f" sum({length.format('l.dropped')}) FROM note_llm l JOIN notes n ON {_CURRENT}"
+        f" WHERE {store.TRUE}{where} GROUP BY l.state, l.model ORDER BY l.state, l.model",
         params,
     ):
         by_state[str(state)] = by_state.get(str(state), 0) + int(n)
@@ -221,7 +208,7 @@ def stats(store: SqliteStore, allow: Sequence[str] | None = None) -> dict[str, A
     stale = int(
         store.query(
             "SELECT count(*) FROM note_llm l JOIN notes n ON n.id = l.note_id"
-            f" WHERE l.note_hash IS NOT n.hash{where}",
+            f" WHERE l.note_hash IS DISTINCT FROM n.hash{where}",
             params,
         )[0][0]
     )
@@ -235,12 +222,12 @@ def stats(store: SqliteStore, allow: Sequence[str] | None = None) -> dict[str, A
     }
 
 
-def cache_stats(store: SqliteStore) -> dict[str, Any]:
+def cache_stats(store: SqlBase) -> dict[str, Any]:
     """Entries and bytes of the model-answer cache (every task), and per task."""
     tasks = {
         str(task): {"entries": int(n), "bytes": int(size or 0)}
         for task, n, size in store.query(
-            "SELECT task, count(*), sum(length(CAST(output AS BLOB))) FROM llm_cache"
+            f"SELECT task, count(*), sum({store.BYTE_LENGTH.format('output')}) FROM llm_cache"
             " GROUP BY task ORDER BY task"
         )
     }
@@ -251,15 +238,14 @@ def cache_stats(store: SqliteStore) -> dict[str, Any]:
     }
 
 
-def category_counts(
-    store: SqliteStore, allow: Sequence[str] | None = None
-) -> list[tuple[str, int]]:
+def category_counts(store: SqlBase, allow: Sequence[str] | None = None) -> list[tuple[str, int]]:
     """Every category (as first written, case aside) with its notes, most first (of the
     notes `allow` lets through; None: all)."""
     where, params = store.allow_sql(allow)
     rows = store.query(
-        f"SELECT min(c), count(*) AS k FROM (SELECT coalesce({_AUTHOR_CATEGORY}, l.category)"
-        f" AS c FROM notes n LEFT JOIN note_llm l ON {_CURRENT} WHERE 1{where})"
+        f"SELECT min(c), count(*) AS k FROM (SELECT coalesce({store.AUTHOR_CATEGORY},"
+        f" l.category) AS c FROM notes n LEFT JOIN note_llm l ON {_CURRENT}"
+        f" WHERE {store.TRUE}{where}) AS categories"
         " WHERE c IS NOT NULL AND c != '' GROUP BY lower(c) ORDER BY k DESC, lower(c)",
         params,
     )
@@ -268,12 +254,17 @@ def category_counts(
 
 # -- writes (inside a transaction) -------------------------------------------------------
 
+_WRITTEN = (
+    "note_id, note_hash, version, model, state, reason, summary, claims, category,"
+    " category_key, dropped, calls"
+)
 
-def write(store: SqliteStore, row: LlmRow) -> None:
-    store.db.execute(
-        "INSERT OR REPLACE INTO note_llm(note_id, note_hash, version, model, state, reason,"
-        " summary, claims, category, category_key, dropped, calls)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+
+def write(store: SqlBase, row: LlmRow) -> None:
+    store.execute(
+        f"INSERT INTO note_llm({_WRITTEN}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT(note_id) DO UPDATE SET "
+        + ", ".join(f"{c} = excluded.{c}" for c in _WRITTEN.split(", ")[1:]),
         (
             row.note_id,
             row.note_hash,
@@ -291,14 +282,9 @@ def write(store: SqliteStore, row: LlmRow) -> None:
     )
 
 
-def delete_orphans(store: SqliteStore) -> None:
-    store.db.execute("DELETE FROM note_llm WHERE note_id NOT IN (SELECT id FROM notes)")
+def delete_orphans(store: SqlBase) -> None:
+    store.execute("DELETE FROM note_llm WHERE note_id NOT IN (SELECT id FROM notes)")
 
 
-def set_summary(store: SqliteStore, note_id: int, summary: str) -> None:
-    store.db.execute("UPDATE notes SET summary = ? WHERE id = ?", (summary, note_id))
-
-
-def replace_fts(store: SqliteStore, note_id: int, fields: tuple[str, str, str, str]) -> None:
-    store.db.execute("DELETE FROM fts WHERE rowid = ?", (note_id,))
-    store.reinsert_fts(note_id, fields)
+def set_summary(store: SqlBase, note_id: int, summary: str) -> None:
+    store.execute("UPDATE notes SET summary = ? WHERE id = ?", (summary, note_id))

@@ -41,6 +41,12 @@ class NotesSql(SqlBase):
     def _delete_sections(self, note_id: int) -> None:
         raise NotImplementedError
 
+    def replace_text(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
+        """Index a note's full-text row anew (inside a transaction; the caller applies the
+        document frequencies): its summary changed, not its file."""
+        self._unindex_text(note_id)
+        self._index_text(note_id, fields)
+
     # -- what the sync writes (call inside transaction()) -----------------------------------
 
     def stored_stats(self) -> dict[str, StoredStat]:

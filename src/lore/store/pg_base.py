@@ -103,6 +103,17 @@ class PgBase(SqlBase):
     TRUE, FALSE = "true", "false"
     DRIVING_JOIN = "JOIN"  # PostgreSQL's planner picks the order itself
     CHUNK = 5000  # values per array parameter: a round trip each, no limit to stay under
+    AUTHOR_CATEGORY = (
+        "CASE WHEN jsonb_typeof(n.frontmatter::jsonb -> 'category') = 'string'"
+        " THEN trim(n.frontmatter::jsonb ->> 'category') END"
+    )
+    CLAIM_LINES = (
+        "coalesce((SELECT string_agg(chr(10) || (claim.value ->> 'text'), '' ORDER BY claim.i)"
+        " FROM jsonb_array_elements(l.claims::jsonb) WITH ORDINALITY claim(value, i)), '')"
+    )
+    JSON_LENGTH = "jsonb_array_length({}::jsonb)"
+    BYTE_LENGTH = "octet_length({})"
+    CONTAINS = "strpos({}, ?) > 0"
 
     Error: type[Exception]
     conn: psycopg.Connection[Any]
@@ -141,19 +152,38 @@ class PgBase(SqlBase):
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one SQL statement (PostgreSQL backend only: for lore.store and tests)."""
-        cur = self.conn.execute(psycopg_sql(sql), params)
-        return list(cur.fetchall()) if cur.description is not None else []
+        with self._connected():
+            cur = self.conn.execute(psycopg_sql(sql), params)
+            return list(cur.fetchall()) if cur.description is not None else []
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
         """Run one statement; the rows it changed."""
         self._statements += 1
-        return int(self.conn.execute(psycopg_sql(sql), params).rowcount)
+        with self._connected():
+            return int(self.conn.execute(psycopg_sql(sql), params).rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
             self._statements += 1
-            with self.conn.cursor() as cur:
+            with self._connected(), self.conn.cursor() as cur:
                 cur.executemany(psycopg_sql(sql), rows)
+
+    @contextmanager
+    def _connected(self) -> Iterator[None]:
+        """A lost connection (the server stopped, restarted, or ended this session) is one
+        line naming the database; the server rolls back whatever was not committed."""
+        import psycopg
+
+        try:
+            yield
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            if not (self.conn.closed or self.conn.broken):
+                raise  # e.g. a lock timeout: the connection is still there
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise IndexError_(
+                f"lost the connection to {self.url}: {why}; nothing uncommitted was kept",
+                hint="check that the server runs, then run the command again",
+            ) from None
 
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(values)]
@@ -166,11 +196,6 @@ class PgBase(SqlBase):
     def sub_tag_match(self, column: str, tag: str) -> tuple[str, Any]:
         return f"starts_with({column}, ?)", tag + "/"
 
-    def category_match(self) -> str:
-        from .pg_search import CATEGORY_MATCH
-
-        return CATEGORY_MATCH
-
     # -- transactions ----------------------------------------------------------------------
 
     @contextmanager
@@ -178,7 +203,7 @@ class PgBase(SqlBase):
         """One transaction under the vault's write lock; any exception rolls it all back."""
         import psycopg
 
-        with self.conn.transaction():
+        with self._connected(), self.conn.transaction():
             try:
                 self.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
                 self.execute("SELECT pg_advisory_xact_lock(?)", (lock_key(self.namespace),))

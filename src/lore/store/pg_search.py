@@ -8,7 +8,6 @@ SQLite's GLOB (paths, access rules) becomes an anchored regular expression here
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import Any
@@ -19,17 +18,6 @@ from .pg_schema import PARTS
 from .query import Filters, TextQuery
 from .schema import FTS_COLUMNS
 from .search import SearchSql
-
-_CURRENT = "l.note_id = n.id AND l.note_hash = n.hash"
-AUTHOR_CATEGORY = (
-    "CASE WHEN jsonb_typeof(n.frontmatter::jsonb -> 'category') = 'string'"
-    " THEN trim(n.frontmatter::jsonb ->> 'category') END"
-)
-# the filter on a note's category (lore.store.note_llm.category_filter_sql on SQLite)
-CATEGORY_MATCH = (
-    f"lower(coalesce({AUTHOR_CATEGORY}, (SELECT l.category_key FROM note_llm l"
-    f" WHERE {_CURRENT}))) = ?"
-)
 
 
 def glob_regex(pattern: str) -> str:
@@ -207,20 +195,6 @@ class PgSearch(SearchSql, PgBase):
     def holding(self, query: TextQuery) -> set[int]:
         """Ids of the notes that match the query (one pass over its phrases' notes)."""
         return self._holding(query)
-
-    def _llm_fields(self, ids: list[int]) -> dict[int, tuple[list[str], str | None]]:
-        return {
-            int(nid): (
-                [c["text"] for c in json.loads(claims)] if claims else [],
-                category or None,
-            )
-            for nid, claims, category in self.query(
-                f"SELECT n.id, l.claims, coalesce({AUTHOR_CATEGORY}, l.category)"
-                f" FROM notes n LEFT JOIN note_llm l ON {_CURRENT} WHERE n.id = ANY(?)"
-                f" AND (l.note_id IS NOT NULL OR {AUTHOR_CATEGORY} IS NOT NULL)",
-                (ids,),
-            )
-        }
 
     def name_candidates(self, query: TextQuery, filters: Filters, pool: int) -> list[int]:
         """The best `pool` notes by BM25 of the query in their names (the title field)."""

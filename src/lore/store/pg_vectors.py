@@ -24,6 +24,7 @@ from .vectors import VectorSql
 SPACES = ("doc", "tags")
 MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 MIN_EF_SEARCH = 100
+_ASK_THE_OWNER = "ask the database owner to run CREATE EXTENSION vector"
 
 
 def to_vector(blob: bytes) -> str:
@@ -45,17 +46,42 @@ class PgVectors(VectorSql, PgBase):
         if self.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
             return
         if not self.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"):
-            raise ConfigError(
-                f"vectors need the pgvector extension, which the server of {self.url} lacks",
-                hint="install pgvector on the server (full-text search works without it)",
-            )
+            raise self._no_pgvector()
         try:
             self.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
         except self.Error as exc:
             raise ConfigError(
                 f"vectors need the pgvector extension in {self.url}: {exc}".splitlines()[0],
-                hint="ask the database owner to run CREATE EXTENSION vector",
+                hint=_ASK_THE_OWNER,
             ) from None
+
+    def vectors_unavailable(self) -> str | None:
+        """None when pgvector is in the database or this role may create it (what
+        load_vec does); else why not."""
+        rows = self.query(
+            "SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'vector'),"
+            " (SELECT bool_or(trusted) FROM pg_available_extension_versions"
+            "  WHERE name = 'vector'),"
+            " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),"
+            " has_database_privilege(current_database(), 'CREATE'), current_user"
+        )
+        installed, trusted, superuser, may_create, user = rows[0]
+        if installed:
+            return None
+        if trusted is None:
+            return str(self._no_pgvector())
+        if superuser or (trusted and may_create):
+            return None
+        return (
+            f"pgvector is not installed in {self.url} and {user} may not install it"
+            f" ({_ASK_THE_OWNER})"
+        )
+
+    def _no_pgvector(self) -> ConfigError:
+        return ConfigError(
+            f"vectors need the pgvector extension, which the server of {self.url} lacks",
+            hint="install pgvector on the server (full-text search works without it)",
+        )
 
     def _has_vector_table(self) -> bool:
         return bool(self._scalar("SELECT to_regclass('vec_items') IS NOT NULL"))

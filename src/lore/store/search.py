@@ -100,7 +100,12 @@ class SearchSql(SqlBase):
     def _llm_fields(self, ids: list[int]) -> dict[int, tuple[list[str], str | None]]:
         """note id → (its claims, its category: the author's, else the model's) for notes
         with either (lore.store.note_llm)."""
-        raise NotImplementedError
+        from .note_llm import fields_of
+
+        return {
+            nid: ([c["text"] for c in shown.claims], shown.category)
+            for nid, shown in fields_of(self, ids).items()
+        }
 
     def hit_rows(self, ids: list[int]) -> dict[int, HitRow]:
         if not ids:

@@ -12,6 +12,10 @@ Shared statements are written in the dialect both engines read:
 - `WHERE {self.TRUE}` starts a clause the filters extend with ` AND …`;
 - `self.DRIVING_JOIN` joins `notes` to a smaller table walked first: SQLite's planner
   takes the hint of CROSS JOIN, PostgreSQL's plain JOIN needs none;
+- the notes' LLM fields (lore.store.note_llm) read JSON with the backend's own functions:
+  `AUTHOR_CATEGORY` (a note's `category:` in its front matter, a text), `CLAIM_LINES`
+  (its row's claims, each on a line of its own), `JSON_LENGTH` and `BYTE_LENGTH` (templates
+  of one `{}`); `CONTAINS` (a substring test: instr or strpos) likewise;
 - access rules and filters are compiled here (`allow_sql`, `filter_sql`) from the
   backend's `glob_match` (SQLite's GLOB; on PostgreSQL the same glob as an anchored regular
   expression), `sub_tag_match` and `category_match`.
@@ -21,9 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .query import Filters
+
+if TYPE_CHECKING:
+    from .base import Store
+    from .postgres import PostgresStore
+    from .sqlite import SqliteStore
+
+    SqlStore: TypeAlias = SqliteStore | PostgresStore
 
 
 def path_glob(path: str) -> str:
@@ -35,11 +46,24 @@ def path_glob(path: str) -> str:
     return path
 
 
+def sql_store(store: Store) -> SqlStore:
+    """The index as the SQL both backends share, for the statements written over it
+    (lore.store.note_llm, .links): every backend's store is one."""
+    if not isinstance(store, SqlBase):
+        raise TypeError(f"{type(store).__name__} is not an SQL store")
+    return cast("SqlStore", store)
+
+
 class SqlBase:
     TRUE: str  # the literals true and false: "1" and "0", or "true" and "false"
     FALSE: str
     DRIVING_JOIN: str  # "CROSS JOIN" or "JOIN"
     CHUNK: int  # values per IN list (SQLite's parameter limit; round trips on PostgreSQL)
+    AUTHOR_CATEGORY: str  # over `notes n`: its front matter's `category:` text, else NULL
+    CLAIM_LINES: str  # over `note_llm l`: "\n" + each claim's text, joined in order ('' none)
+    JSON_LENGTH: str  # the length of the JSON array `{}`
+    BYTE_LENGTH: str  # the length of the text `{}` in UTF-8 bytes
+    CONTAINS: str  # the text `{}` contains the parameter
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         raise NotImplementedError
@@ -92,7 +116,10 @@ class SqlBase:
 
     def category_match(self) -> str:
         """A note's category (the author's, else the model's), case-folded, is `?`."""
-        raise NotImplementedError
+        return (
+            f"lower(coalesce({self.AUTHOR_CATEGORY}, (SELECT l.category_key FROM note_llm l"
+            " WHERE l.note_id = n.id AND l.note_hash = n.hash))) = ?"
+        )
 
     def allow_sql(
         self, allow: Sequence[str] | None, column: str = "n.path"

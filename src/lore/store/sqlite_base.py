@@ -51,6 +51,17 @@ class SqliteBase(SqlBase):
     TRUE, FALSE = "1", "0"
     DRIVING_JOIN = "CROSS JOIN"
     CHUNK = CHUNK
+    AUTHOR_CATEGORY = (
+        "CASE WHEN json_type(n.frontmatter, '$.category') = 'text'"
+        " THEN trim(json_extract(n.frontmatter, '$.category')) END"
+    )
+    CLAIM_LINES = (
+        "coalesce((SELECT group_concat(char(10) || json_extract(claim.value, '$.text'), ''"
+        " ORDER BY claim.key) FROM json_each(l.claims) claim), '')"
+    )
+    JSON_LENGTH = "json_array_length({})"
+    BYTE_LENGTH = "length(CAST({} AS BLOB))"
+    CONTAINS = "instr({}, ?) > 0"
 
     # The backend's database error: a check that meets it reports a damaged index.
     Error: type[Exception] = apsw.Error
@@ -89,11 +100,6 @@ class SqliteBase(SqlBase):
 
     def sub_tag_match(self, column: str, tag: str) -> tuple[str, Any]:
         return f"{column} GLOB ?", tag.replace("[", "[[]") + "/*"
-
-    def category_match(self) -> str:
-        from .note_llm import category_filter_sql
-
-        return category_filter_sql()
 
     def read_only_error(self, what: str = "") -> IndexReadOnlyError:
         return IndexReadOnlyError(

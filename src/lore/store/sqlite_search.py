@@ -144,11 +144,3 @@ class SqliteSearch(SearchSql, SqliteBase):
             [fts_match(query), *params, pool],
         )
         return [int(r[0]) for r in rows]
-
-    def _llm_fields(self, ids: list[int]) -> dict[int, tuple[list[str], str | None]]:
-        from .note_llm import fields_of
-
-        return {
-            nid: ([c["text"] for c in shown.claims], shown.category)
-            for nid, shown in fields_of(self, ids).items()  # type: ignore[arg-type]
-        }

@@ -32,6 +32,9 @@ class SqliteVectors(VectorSql, SqliteBase):
         finally:
             db.enable_load_extension(False)
 
+    def vectors_unavailable(self) -> str | None:
+        return None  # sqlite-vec is a dependency: load_vec names the rare failure
+
     def knn(self, vector: bytes, k: int, space: str) -> list[tuple[int, float]]:
         rows = self.query(
             "SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ? AND space = ?",

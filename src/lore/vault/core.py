@@ -318,10 +318,9 @@ class VaultCore:
     def _unknown_category(self, wanted: str) -> list[str]:
         """A notice when no note has the category searched for (a typo, or no LLM yet)."""
         from ..store.note_llm import category_counts
+        from ..store.sql_base import sql_store
 
-        if not isinstance(self.store, SqliteStore):
-            return []  # categories are counted in SQLite indexes only, yet
-        known = [name for name, _notes in category_counts(self.store)]
+        known = [name for name, _notes in category_counts(sql_store(self.store))]
         if any(name.casefold() == wanted for name in known):
             return []
         if not known:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError, PathError, shown
 from ..store.rows import NoteRecord
-from ..store.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from ..edit.notes import NoteChange, NoteWriter, TrashItem
@@ -42,12 +41,9 @@ class NoteFacade(VaultCore):
             raise missing
         from ..derive.summary import author_summary
         from ..store.note_llm import fields_of
+        from ..store.sql_base import sql_store
 
-        fields = (
-            fields_of(self.store, [record.id]).get(record.id)
-            if isinstance(self.store, SqliteStore)  # LLM fields: SQLite indexes only, yet
-            else None
-        )
+        fields = fields_of(sql_store(self.store), [record.id]).get(record.id)
         if fields is not None and fields.llm_summary:
             summary_source = "llm"
         elif author_summary(record.frontmatter, record.body, record.title) is not None:
@@ -122,7 +118,7 @@ class NoteFacade(VaultCore):
 
         note = self.note(path, principal=principal)
         return link_report(
-            self._sqlite("links"),
+            self.store,
             self._memory_settings,
             self.access(principal),
             note["path"],

@@ -10,7 +10,6 @@ if TYPE_CHECKING:
     # pays for what it runs (YAML, the ignore rules, the embedder are not on its path).
     from ..index.doctor import DoctorReport
 
-from ..store.sqlite import SqliteStore
 from .core import VaultCore
 
 
@@ -43,19 +42,16 @@ class StatusFacade(VaultCore):
         the vault by name (not where it is on this machine)."""
         from ..index.pinyin import chinese_status
         from ..store import note_llm
+        from ..store.sql_base import sql_store
 
         mode, why = self.capabilities.mode(detail=True)
         meta = self.store.all_meta()
         access = self.access(principal)
         count = self.store.counts(access.globs)
         why = dict(why)
-        if isinstance(self.store, SqliteStore):
-            fields = note_llm.stats(self.store, access.globs)
-            categories = dict(note_llm.category_counts(self.store, access.globs))
-        else:
-            fields = dict.fromkeys(("notes", "failed", "outdated", "claims"), 0)
-            categories = {}
-            why["llm_fields"] = "not on the PostgreSQL backend yet"
+        db = sql_store(self.store)
+        fields = note_llm.stats(db, access.globs)
+        categories = dict(note_llm.category_counts(db, access.globs))
         return Status(
             vault=str(self.root) if access.unrestricted else self.root.name,
             db=str(self.db_path) if access.unrestricted else "",
@@ -84,9 +80,7 @@ class StatusFacade(VaultCore):
 
         chat = self.capabilities.chat()
         model = None if isinstance(chat, Absent) else chat.identity
-        return llm_status(
-            self._sqlite("LLM note fields"), model, FieldSettings.of(self.providers), self.providers
-        )
+        return llm_status(self.store, model, FieldSettings.of(self.providers), self.providers)
 
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see

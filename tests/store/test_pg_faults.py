@@ -1,0 +1,77 @@
+"""PostgreSQL going wrong under lore (issue 15), on the session's real server: the
+connection dropped in the middle of a sync (the server ends the syncing backend from a
+second connection, at a chosen note of the progress) and a database without the vector
+extension. Each is one line naming the URL without its password; what was indexed stays,
+and what does not need the missing part still works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+import pytest
+from test_pg_store import with_password
+
+import lore
+from lore.errors import LoreError
+
+NOTES = 300
+
+
+def write_notes(root: Path, edition: str) -> None:
+    for i in range(NOTES):
+        path = root / f"n{i // 50}" / f"note{i:03d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"# 笔记 {i}\n\n第 {i} 条记录 {edition}：客户去重规则 step{i} budget{i * 7}.\n",
+            encoding="utf-8",
+        )
+
+
+def answers(vault: lore.Vault) -> list[list[tuple[str, float]]]:
+    return [
+        [(hit.path, round(hit.score, 6)) for hit in vault.search(query, mode="mode4")]
+        for query in ("客户去重规则", "step42", "budget70 记录", "first")
+    ]
+
+
+def terminate_others(url: str) -> int:
+    """End every other backend connected to the database of `url` (as an admin would)."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)
+
+
+def test_a_connection_dropped_mid_sync_keeps_the_index_and_the_next_sync_completes(
+    tmp_path: Path, pg_url: str
+) -> None:
+    root = tmp_path / "vault"
+    write_notes(root, "first")
+    url = with_password(pg_url, "s3cret-pw")  # trust authentication: never asked for
+    with lore.open(root, db=url) as vault:
+        vault.sync()
+        before = answers(vault)
+    assert before[0] and before[3]
+    write_notes(root, "second")
+    dropped: list[int] = []
+
+    def drop_at_the_middle(done: int, total: int, path: str) -> None:
+        if done == total // 2 and not dropped:
+            dropped.append(terminate_others(pg_url))
+
+    with lore.open(root, db=url) as vault:
+        with pytest.raises(LoreError) as failed:
+            vault.sync(progress=drop_at_the_middle)
+    assert dropped and dropped[0] >= 1
+    message = str(failed.value)
+    assert "\n" not in message and "s3cret-pw" not in message
+    assert "postgresql://" in message and "lore_test_" in message
+    with lore.open(root, db=url) as vault:
+        assert answers(vault) == before  # nothing of the broken sync was kept
+        report = vault.sync()
+        assert len(report.changed) == NOTES
+        after = answers(vault)
+    assert after != before and after[0] and not after[3]
