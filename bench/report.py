@@ -50,13 +50,20 @@ def git_revision() -> str:
 
 
 def command_line(module: str) -> str:
-    """The command as typed from the repo root, so it can be pasted to re-run."""
-    exe = Path(sys.executable)
+    """The command as typed from the repo root, so it can be pasted to re-run. A path of
+    this machine outside the checkout (another checkout's `lore`, say) is shown by its last
+    parts only: results are committed, and no machine's paths go into the repo."""
+    return shlex.join([_shown(sys.executable), "-m", module, *map(_shown, sys.argv[1:])])
+
+
+def _shown(arg: str) -> str:
+    path = Path(arg)
+    if not path.is_absolute():
+        return arg
     try:
-        shown = str(exe.relative_to(REPO_ROOT))
+        return str(path.relative_to(REPO_ROOT))
     except ValueError:
-        shown = str(exe)
-    return shlex.join([shown, "-m", module, *sys.argv[1:]])
+        return str(Path("<elsewhere>", *path.parts[-3:]))
 
 
 def run_info(module: str) -> dict[str, Any]:
