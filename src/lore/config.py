@@ -18,7 +18,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ConfigError
 
@@ -443,14 +443,23 @@ def _apply_file(
     return settings, ignored
 
 
-def with_overrides(settings: LoreSettings, overrides: Mapping[str, Any]) -> LoreSettings:
+_Section = TypeVar("_Section", bound=ProviderSettings)
+
+
+def with_overrides(
+    settings: _Section,
+    overrides: Mapping[str, Any],
+    names: frozenset[str] = SETTING_NAMES,
+    what: str = "setting",
+) -> _Section:
     """`settings` with `overrides` (setting name → value; None means "not given"), each
-    checked as a value from a file is; an unknown name is a ConfigError."""
+    checked as a value from a file is; a name not in `names` is a ConfigError ("unknown
+    {what}")."""
     for key, value in overrides.items():
         if value is None:
             continue
-        if key not in SETTING_NAMES:
-            raise ConfigError(f"unknown setting {key!r}")
+        if key not in names:
+            raise ConfigError(f"unknown {what} {key!r}")
         settings = replace(settings, **{key: checked_value(key, value, key)})
     return settings
 

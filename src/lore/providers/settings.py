@@ -12,11 +12,11 @@ the environment (LORE_EMBED_API_KEY, LORE_LLM_API_KEY) when they are made.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import Any
 
-from ..config import ProviderSettings, checked_value
-from ..errors import ConfigError
+from ..config import ProviderSettings
+from ..config import with_overrides as checked_overrides
 
 __all__ = ["PROVIDER_NAMES", "ProviderSettings", "with_overrides"]
 
@@ -26,10 +26,4 @@ PROVIDER_NAMES = frozenset(f.name for f in fields(ProviderSettings))
 def with_overrides(settings: ProviderSettings, overrides: Mapping[str, Any]) -> ProviderSettings:
     """`settings` with `overrides` (name → value; None means "not given"), each checked as
     a value from a file is; a name that is not a provider setting is a ConfigError."""
-    for key, value in overrides.items():
-        if value is None:
-            continue
-        if key not in PROVIDER_NAMES:
-            raise ConfigError(f"unknown provider setting {key!r}")
-        settings = replace(settings, **{key: checked_value(key, value, key)})
-    return settings
+    return checked_overrides(settings, overrides, PROVIDER_NAMES, "provider setting")
