@@ -229,3 +229,27 @@ def test_explain_says_where_the_full_text_score_came_from(
         check=True,
     ).stdout
     assert "full text from: a part (§ Birding 9)" in out
+
+
+def test_the_snippet_comes_from_the_part_that_ranked_the_note(
+    make_vault: MakeVault, open_vault: OpenVault
+) -> None:
+    """When a part's score ranked a long note, its snippet is taken from that part, though
+    another section holds more of the query's words (common ones): the evidence shows what
+    ranked the note. (A real vault's DNF guide was ranked by its section on history and
+    showed a window of its cache section.)"""
+    files = _memos(40)
+    for i in range(20):  # the query's common words: in half the notes
+        files[f"misc/m{i}.md"] += "\nThe package cache keeps metadata files.\n"
+    detail = "To roll back, dnf history rollback reverts one transaction: undo it all."
+    common = "Here dnf keeps a package cache, with metadata files for every repository."
+    note = _long_note("Package manager guide", detail, at=9)
+    files["linux/dnf.md"] = note.replace("## Pottery 16\n\n", f"## Pottery 16\n\n{common}\n\n")
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    hits = vault.search("dnf rollback undo package cache metadata files", limit=3, explain=True)
+    assert hits[0].path == "linux/dnf.md"
+    assert hits[0].explain is not None
+    assert hits[0].explain.fts_text == "a part (§ Birding 9)"
+    assert hits[0].heading == "Birding 9"
+    assert "rollback" in hits[0].snippet and "repository" not in hits[0].snippet

@@ -352,13 +352,29 @@ def gather(
 def _evidence(
     row: HitRow, query_plan: QueryPlan, fused: Fused, found: Channels, options: SearchOptions
 ) -> Evidence | None:
-    """The snippet: around the matched terms, unless the vector channel carried the hit and
-    its best passage is a part of a long note: then from that passage."""
+    """The snippet of a long note comes from the text that ranked it: the vector channel's
+    best passage when that channel carried the hit, else the part the fts channel's score
+    came from (lore.retrieve.sections); None (the whole note's best window) otherwise."""
     match = found.passages.get(row.id)
     lexical = fused.weighted.get("fts", 0.0) + fused.weighted.get("tag_lex", 0.0)
-    if match is None or match.kind != "passage" or fused.weighted.get("vec", 0.0) <= lexical:
-        return None
-    start, end = match.start, match.end
+    if match is not None and match.kind == "passage" and fused.weighted.get("vec", 0.0) > lexical:
+        return _span_evidence(row, match.start, match.end, match.heading, query_plan, options)
+    part = found.parts.get(row.id)
+    if part is not None and "fts" in fused.weighted and fts_from_part(fused, part):
+        heading = part_heading(row.headings, part.start)
+        return _span_evidence(row, part.start, part.end, heading, query_plan, options)
+    return None
+
+
+def _span_evidence(
+    row: HitRow,
+    start: int,
+    end: int,
+    heading: str | None,
+    query_plan: QueryPlan,
+    options: SearchOptions,
+) -> Evidence | None:
+    """The snippet from body[start:end] (None when that is the whole body)."""
     if start == 0 and end >= len(row.body.rstrip()):
         return None
     sub = row.body[start:end]
@@ -368,7 +384,7 @@ def _evidence(
     snippet = evidence.snippet
     if start > 0 and not snippet.startswith("…"):
         snippet = "…" + snippet
-    return Evidence(snippet, evidence.heading or match.heading, evidence.line, evidence.matched)
+    return Evidence(snippet, evidence.heading or heading, evidence.line, evidence.matched)
 
 
 def _explainer(
@@ -419,13 +435,19 @@ def _explainer(
     return explain
 
 
+def fts_from_part(fused: Fused, part: BestSection) -> bool:
+    """Whether the fts channel's score is its best part's, not the whole note's
+    (lore.retrieve.fuse.best_of_note_and_part)."""
+    return PART_SHARE * part.score > fused.raw.get("fts", 0.0)
+
+
 def fts_text(fused: Fused, part: BestSection | None, row: HitRow) -> str | None:
     """Where the fts channel's score came from, said for --explain: the whole note, or its
     best part (lore.retrieve.fuse.best_of_note_and_part), with the heading it sits under."""
     if "fts" not in fused.weighted:
         return None
     note = fused.raw.get("fts", 0.0)
-    if part is None or PART_SHARE * part.score <= note:
+    if part is None or not fts_from_part(fused, part):
         return "the whole note" if note > 0 else None
     if part.start == 0 and part.end >= len(row.body.rstrip()):
         return "the whole note (one part)"
