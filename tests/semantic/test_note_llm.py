@@ -438,6 +438,45 @@ def test_prose_for_one_note_fails_that_note_only(
         assert len(notes_asked(script)) == asked  # the failure is recorded, not re-asked
 
 
+def test_retry_asks_again_for_the_failed_notes_only(
+    vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`lore llm retry` forgets the recorded failures (all, or under --path) and syncs: the
+    failed notes are asked again, the others are not; a second retry has nothing to do."""
+    url, script = scripted
+    llm_env(monkeypatch, url)
+    script.note_answer = lambda s, u: (
+        "Sure! A note." if "宠物猫" in u or "Eiffel" in u else scripted_note_answer(s, u)
+    )
+    with lore.open(vault_dir) as vault:
+        failed = vault.sync().llm
+        assert failed is not None
+        assert [f["path"] for f in failed["failed"]] == ["pets/cat.md", "travel/paris.md"]
+    script.note_answer = scripted_note_answer  # the model answers well now
+    runner = CliRunner()
+    asked = len(notes_asked(script))
+    only = runner.invoke(main, ["llm", "retry", "--path", "pets/", "--vault", str(vault_dir)])
+    assert only.exit_code == 0, only.output
+    assert "1 note(s) asked again: 1 now have LLM fields, 0 failed again" in only.output
+    assert ["宠物猫" in m for m in notes_asked(script)[asked:]] == [True]  # the cat only
+    with lore.open(vault_dir) as vault:
+        assert llm_row(vault, "pets/cat.md")["state"] == "llm"
+        assert llm_row(vault, "travel/paris.md")["state"] == "failed"  # not under pets/
+        rest = vault.retry_llm_fields()
+        assert rest.retried == ["travel/paris.md"]
+        assert rest.states == {"travel/paris.md": "llm"}
+        assert vault.note("travel/paris.md")["summary_source"] == "llm"
+        asked = len(notes_asked(script))
+        assert vault.retry_llm_fields().retried == []
+        assert len(notes_asked(script)) == asked
+    none = runner.invoke(main, ["llm", "retry", "--vault", str(vault_dir), "--json"])
+    assert none.exit_code == 0 and json.loads(none.output) == {
+        "retried": [],
+        "states": {},
+        "sync": None,
+    }
+
+
 @pytest.mark.parametrize("fault", ["prose", "500", "timeout", "down"])
 def test_failures_fall_back_never_fail_the_sync_never_lose_the_cache(
     vault_dir: Path, scripted: tuple[str, Script], fault: str

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sql_base import SqlBase
+from .sql_base import SqlBase, path_glob
 
 _CURRENT = "l.note_id = n.id AND l.note_hash = n.hash"
 
@@ -280,6 +280,43 @@ def write(store: SqlBase, row: LlmRow) -> None:
             row.calls,
         ),
     )
+
+
+def states_of(store: SqlBase, paths: Sequence[str]) -> dict[str, str]:
+    """path → the state of its fields ("llm", "failed", or "pending": none yet)."""
+    out: dict[str, str] = {}
+    for chunk in store.chunks(list(paths)):
+        clause, params = store.in_list("n.path", chunk)
+        rows = store.query(
+            "SELECT n.path, l.state FROM notes n LEFT JOIN note_llm l ON l.note_id = n.id"
+            f" WHERE {clause}",
+            params,
+        )
+        out.update({str(p): str(state or "pending") for p, state in rows})
+    return out
+
+
+def forget_failures(store: SqlBase, path: str | None = None) -> list[str]:
+    """Drop the rows of the notes whose fields failed (under `path`, a glob or a folder,
+    when given), so the next sync asks the model again; their paths, sorted."""
+    where, params = store.TRUE, []
+    if path:
+        clause, param = store.glob_match("n.path", path_glob(path))
+        where, params = clause, [param]
+    failed = f"SELECT n.id FROM notes n WHERE {where}"
+    paths = [
+        str(p)
+        for (p,) in store.query(
+            f"SELECT n.path FROM note_llm l JOIN notes n ON n.id = l.note_id"
+            f" WHERE l.state = 'failed' AND n.id IN ({failed}) ORDER BY n.path",
+            params,
+        )
+    ]
+    if paths:
+        store.execute(
+            f"DELETE FROM note_llm WHERE state = 'failed' AND note_id IN ({failed})", params
+        )
+    return paths
 
 
 def delete_orphans(store: SqlBase) -> None:

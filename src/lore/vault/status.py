@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -9,6 +10,7 @@ if TYPE_CHECKING:
     # Indexing and checking are imported when called: a one-shot `lore search` process
     # pays for what it runs (YAML, the ignore rules, the embedder are not on its path).
     from ..index.doctor import DoctorReport
+    from ..model import SyncReport
 
 from .core import VaultCore
 
@@ -32,6 +34,23 @@ class Status:
 
     def to_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
+
+
+@dataclass(frozen=True)
+class LlmRetry:
+    """What `lore llm retry` did: the notes whose failure was forgotten, the state of
+    their fields after the sync ("llm", "failed", "pending"), and that sync's report."""
+
+    retried: list[str]
+    states: dict[str, str]
+    sync: SyncReport | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "retried": self.retried,
+            "states": self.states,
+            "sync": self.sync.to_dict() if self.sync is not None else None,
+        }
 
 
 class StatusFacade(VaultCore):
@@ -81,6 +100,30 @@ class StatusFacade(VaultCore):
         chat = self.capabilities.chat()
         model = None if isinstance(chat, Absent) else chat.identity
         return llm_status(self.store, model, FieldSettings.of(self.providers), self.providers)
+
+    def retry_llm_fields(
+        self,
+        path: str | None = None,
+        *,
+        sync: bool = True,
+        llm_budget: int | None = None,
+        llm_progress: Callable[[int, int, str], None] | None = None,
+    ) -> LlmRetry:
+        """Ask the model again for the notes whose LLM fields failed (all of them, or those
+        under `path`, a glob or a folder): a failure is otherwise kept, and not paid for
+        again, until the note, the settings or the model change. With `sync`, a sync asks
+        now (within `llm_budget` calls), else the next one does."""
+        from ..store.note_llm import forget_failures, states_of
+        from ..store.sql_base import sql_store
+
+        store = sql_store(self.store)
+        with store.transaction():
+            paths = forget_failures(store, path)
+        report = (
+            self.sync(llm_budget=llm_budget, llm_progress=llm_progress) if sync and paths else None
+        )
+        states = states_of(store, paths) if report is not None else {}
+        return LlmRetry(paths, states, report)
 
     def doctor(self) -> DoctorReport:
         """Check the index against the files and inside out, changing neither (see
