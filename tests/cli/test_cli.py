@@ -450,7 +450,10 @@ def test_a_search_process_imports_only_the_search_path(tmp_path: Path, query: st
     assert [h["path"] for h in json.loads(output)["hits"]][:1] == ["a.md"]
     assert "lore.retrieve.query" in modules  # the probe saw the search path
     assert not NOT_ON_THE_SEARCH_PATH & modules
-    assert {m for m in modules if m.startswith("lore.cli.")} == {"lore.cli.search"}
+    assert {m for m in modules if m.startswith("lore.cli.")} == {
+        "lore.cli.search",
+        "lore.cli.query_args",
+    }
     if query == "AI 编程":
         assert "rjieba.rjieba" in modules  # the engine, without its default dictionary
 

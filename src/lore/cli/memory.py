@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from . import open_from_options, sync_before_reading, vault_options
+from .query_args import QueryCommand
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,7 +30,7 @@ def _emit(data: dict[str, Any], text: str, as_json: bool) -> None:
     click.echo(dumps(data) if as_json else text)
 
 
-@click.command("remember")
+@click.command("remember", cls=QueryCommand)
 @click.argument("text", nargs=-1, required=True)
 @click.option("--entity", "-e", "entities", multiple=True, help="An entity it concerns (repeat).")
 @click.option(
@@ -123,7 +124,7 @@ def digest_cmd(
     _emit(report.to_dict(), format_digest(report), as_json)
 
 
-@click.command("lookup")
+@click.command("lookup", cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--sync/--no-sync", "do_sync", default=False, help="Sync the index first.")
@@ -170,7 +171,7 @@ def recent_cmd(
     _emit(result.to_dict(), format_recent(result), as_json)
 
 
-@click.command("context")
+@click.command("context", cls=QueryCommand)
 @click.argument("task", nargs=-1, required=True)
 @click.option(
     "--budget", type=int, default=4096, show_default=True, help="At most this many bytes."

@@ -7,9 +7,10 @@ import sys
 import click
 
 from . import open_from_options, sync_before_reading, vault_options
+from .query_args import QueryCommand
 
 
-@click.command("search")
+@click.command("search", cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option(
     "--limit",
