@@ -9,10 +9,12 @@ one thing only, the notes' summaries:
 - head and tail: lore without an LLM (the first ~1200 characters and the last paragraph;
   the summary vector embeds its head and tail cut to ~300 tokens);
 - LLM-style: lore with an LLM (lore.index.note_llm: fixed prompts, strict JSON, grounding,
-  long notes in parts, then a synthesis) whose model is a stand-in: an extractive
-  summariser in this file (ExtractiveModel), answering lore's prompts with the sentences of
-  the text that carry the most query-independent weight (cosine of a sentence's TF-IDF
-  vector with its note's, IDF over the set), in note order, within the asked length. It is
+  long notes in parts, then a synthesis; a long note's LLM summary is one more text to
+  embed beside its head and tail, the vector channel taking the best of them) whose model
+  is a stand-in: an extractive summariser in this file (ExtractiveModel), answering lore's
+  prompts with the sentences of the text that carry the most query-independent weight
+  (cosine of a sentence's TF-IDF vector with its note's, IDF over the set), in note order,
+  within the asked length. It is
   not a model: it writes nothing new, so it shows what the wiring (summary -> summary
   vector, summary field) does with a summary made of the note's own most central
   sentences, not what a real model would write. It answers lore's tags prompt with no
@@ -253,18 +255,16 @@ def _summary_matrix(vault: Any) -> tuple[list[int], Any]:
     identity = stored_identity(store)[0]
     rows = store.query(
         "SELECT t.note_id, v.id FROM note_texts t JOIN vec_texts v ON v.hash = t.hash"
-        " AND v.identity = ? AND v.space = 'doc' WHERE t.kind = 'summary' ORDER BY t.note_id",
+        " AND v.identity = ? AND v.space = 'doc' WHERE t.kind IN ('summary', 'llm_summary')"
+        " ORDER BY t.note_id, t.kind",
         [identity],
     )
-    ids = [int(r[0]) for r in rows]
-    vectors = [
-        np.frombuffer(
-            bytes(store.query("SELECT embedding FROM vec_items WHERE rowid = ?", [r[1]])[0][0]),
-            dtype=np.float32,
-        )
-        for r in rows
-    ]
-    return ids, np.stack(vectors)
+    by_note: dict[int, list[Any]] = {}
+    for note_id, vector_id in rows:
+        blob = store.query("SELECT embedding FROM vec_items WHERE rowid = ?", [vector_id])[0][0]
+        by_note.setdefault(int(note_id), []).append(np.frombuffer(bytes(blob), dtype=np.float32))
+    ids = sorted(by_note)
+    return ids, [np.stack(by_note[n]) for n in ids]
 
 
 def evaluate_variant(
@@ -289,8 +289,9 @@ def evaluate_variant(
                 runs[mode][q.id] = [str(h.frontmatter.get("id")) for h in hits]
             refine = heuristic_plan(q.text, vault.settings.query_tags).refine
             vector = cached.embed([refine], "query")[0]
-            sims = matrix @ vector
-            top = sorted(range(len(ids)), key=lambda i: (-float(sims[i]), ids[i]))[:K]
+            # A note's summary vectors: the head and tail, and the LLM's when it has one.
+            sims = [float((vectors @ vector).max()) for vectors in matrix]
+            top = sorted(range(len(ids)), key=lambda i: (-sims[i], ids[i]))[:K]
             runs["summary vector"][q.id] = [doc_of[ids[i]] for i in top]
             if n % 200 == 0:
                 print(f"   {ds.name} {variant}: {n}/{len(queries)} queries", file=sys.stderr)
@@ -355,9 +356,11 @@ NOTES = [
     " the note's own most central sentences, before anyone pays for a model.",
     "Only the summaries differ between the two indexes: same notes, same heuristic tags (the "
     "stand-in gives no LLM tags), same passages and passage vectors, heuristic query plan.",
-    "`summary vector` ranks every note by its summary vector alone: for a note of one "
-    "passage that is the passage itself in both indexes, so the difference comes from the "
-    "long notes. `mode4` has no vectors: the difference is the `summary` field of full text "
+    "`summary vector` ranks every note by its summary vectors alone (the best of them): for "
+    "a note of one passage that is the passage itself in both indexes, so the difference "
+    "comes from the long notes, which in the LLM-style index keep the head-and-tail vector "
+    "and have the LLM-style summary's vector beside it. `mode4` has no vectors: the "
+    "difference is the `summary` field of full text "
     "(weight 1, as the body), which holds the LLM-style summary for every note, short ones "
     "included.",
 ]

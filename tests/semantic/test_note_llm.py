@@ -621,7 +621,7 @@ def test_hits_explain_which_text_their_vector_came_from(
                 " WHERE n.path = 'atlas.md'"
             )
         }
-        assert texts == {"summary", "passage", "tags"}
+        assert texts == {"summary", "llm_summary", "passage", "tags"}  # head+tail stays
         said = set()
         for query in ("project Atlas budget", "Eiffel Tower Paris", "宠物猫"):
             for hit in vault.search(query, explain=True, mode="mode3"):

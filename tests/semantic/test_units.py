@@ -38,6 +38,20 @@ def test_long_note_is_cut_at_headings_and_paragraphs() -> None:
     assert estimate_tokens(summary.text) < PASSAGE_TOKENS
 
 
+def test_the_llm_summary_is_one_more_text_beside_the_head_and_tail() -> None:
+    """A long note with the LLM's summary keeps its head-and-tail summary text (the same
+    text, the same vector) and gets the LLM's as a text of its own; a short note is still
+    its own single text, whatever the LLM said."""
+    body = "\n\n".join(f"Paragraph {i}: " + "Plain English words. " * 60 for i in range(6))
+    plain = note_texts("Title", body, [], body[:1200], ["a"])
+    fused = note_texts("Title", body, [], body[:1200], ["a"], "The LLM says this note is X.")
+    assert [t for t in fused if t.kind != "llm_summary"] == plain
+    [llm] = [t for t in fused if t.kind == "llm_summary"]
+    assert llm.text == "Title\nThe LLM says this note is X." and llm.space == "doc"
+    short = note_texts("T", "one short paragraph", [], "one short paragraph", [], "LLM text")
+    assert [t.kind for t in short] == ["passage", "summary"]
+
+
 @given(st.lists(st.text(min_size=0, max_size=400), min_size=1, max_size=12))
 @example(["0/0/0/0˥0/0/0/0/0/0/0/0 0/0/0/0/0/0/0/0/0/0/0/0/0:0:0´0/0/0/0:0:0:0´0", "0"])
 def test_passages_cover_the_text_in_order_within_budget(paragraphs: list[str]) -> None:

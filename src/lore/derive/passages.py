@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .tokenize import _CJK_CLASS
 
-PASSAGE_VERSION = "3"
+PASSAGE_VERSION = "4"  # 4: the LLM's summary beside the head and tail
 PASSAGE_TOKENS = 460  # content budget under e5's 512, leaving room for title and prefix
 _PARA = re.compile(r"\n[ \t]*\n")
 _SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=[.!?])\s+")
@@ -150,9 +150,11 @@ def note_texts(
     headings: list[tuple[int, str, int, int]],
     summary: str,
     tags: list[str],
+    llm_summary: str | None = None,
     budget: int = PASSAGE_TOKENS,
 ) -> list[NoteText]:
-    """Every text of one note to embed, in a fixed order (deterministic)."""
+    """Every text of one note to embed, in a fixed order (deterministic). `llm_summary`:
+    the LLM's summary and claims, one more text of a note longer than one passage."""
     texts: list[NoteText] = []
     spans = split_passages(body, headings, budget) if body.strip() else []
     head = title.strip()
@@ -170,6 +172,9 @@ def note_texts(
         if tail_part:
             short = f"{short}\n…\n{_cut(tail_part, SUMMARY_TAIL_TOKENS)}"
         texts.append(NoteText("summary", 0, 0, 0, None, f"{head}\n{short}".strip()))
+        if llm_summary and llm_summary.strip():
+            text = f"{head}\n{_cut(llm_summary.strip(), SUMMARY_HEAD_TOKENS)}".strip()
+            texts.append(NoteText("llm_summary", 0, 0, 0, None, text))
     if tags:
         texts.append(NoteText("tags", 0, 0, 0, None, ", ".join(tags)))
     return texts

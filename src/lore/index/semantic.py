@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..derive.passages import PASSAGE_VERSION, NoteText, note_texts
+from ..derive.summary import base_summary
 from ..derive.tags import TAGS_VERSION, heuristic_tags, tag_key
 from ..store.base import PlannedText, Store
 from ..store.rows import NoteSource
@@ -30,7 +31,14 @@ def planned(texts: list[NoteText]) -> list[PlannedText]:
 
 
 def texts_of(source: NoteSource) -> list[NoteText]:
-    return note_texts(source.title, source.body, source.headings, source.summary, source.tags)
+    """The note's texts to embed. With a summary by the LLM (the note's stored summary is
+    not the one it has without a model), the head-and-tail summary stays and the LLM's is
+    one more text beside it: the vector channel takes a note's best text, so the LLM's
+    summary can bring a note the head and tail miss, and never takes a match away
+    (bench/results/llm_summary.md: replacing the head and tail lost as often as it won)."""
+    own, _source = base_summary(source.frontmatter, source.body, source.title)
+    llm = source.summary if source.summary.strip() != own.strip() else None
+    return note_texts(source.title, source.body, source.headings, own, source.tags, llm)
 
 
 def _version(tags: bool) -> str:
@@ -92,6 +100,7 @@ def _derive_one(
         source.headings,
         source.summary,
         list(dict.fromkeys(author + found)),
+        source.frontmatter,
     )
     store.write_texts(nid, planned(texts_of(full)))
     store.mark_derived(nid, digest, _version(tags))

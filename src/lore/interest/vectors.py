@@ -89,7 +89,10 @@ def stored_vectors(
     for rowid, blob in store.vectors(sorted(wanted)).items():
         vector = np.frombuffer(blob, dtype=np.float32)
         for nid, kind in wanted[rowid]:
-            (tags if kind == "tags" else summary)[nid] = vector
+            if kind == "tags":
+                tags[nid] = vector
+            elif kind == "llm_summary" or nid not in summary:  # the LLM's summary first
+                summary[nid] = vector
     return summary, tags, {nid: ",".join(parts) for nid, parts in hashes.items()}
 
 

@@ -463,8 +463,8 @@ def vector_text(match: ch.PassageMatch | None, row: HitRow, fields: Shown | None
         if match.start == 0 and match.end >= len(row.body.rstrip()):
             return "the whole note (one passage)"
         return "a passage" + (f" (§ {match.heading})" if match.heading else "")
-    if fields is not None and fields.llm_summary:
-        return f"the summary by the LLM ({fields.model})"
+    if match.kind == "llm_summary":
+        return f"the summary by the LLM ({fields.model})" if fields else "the summary by the LLM"
     if author_summary(row.frontmatter, row.body, row.title) is not None:
         return "the author's summary (front matter)"
     return "the summary: head and tail of the text"

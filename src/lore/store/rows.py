@@ -120,6 +120,7 @@ class NoteSource:
     headings: Headings
     summary: str
     tags: list[str]  # every tag: front matter, inline, heuristic, llm (in that order)
+    frontmatter: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

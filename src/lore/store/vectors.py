@@ -23,7 +23,7 @@ _UNUSED = (
 
 def text_kinds(space: str) -> list[str]:
     """The kinds of note text whose vectors are in `space`."""
-    return ["tags"] if space == "tags" else ["summary", "passage"]
+    return ["tags"] if space == "tags" else ["summary", "llm_summary", "passage"]
 
 
 class VectorSql(SqlBase):
@@ -64,15 +64,15 @@ class VectorSql(SqlBase):
         ]
 
     def note_vectors(self, identity: str) -> list[tuple[int, str, int, str]]:
-        """(note id, kind, vector id, text hash) of every summary and tag text with a
-        vector of `identity`."""
+        """(note id, kind, vector id, text hash) of every summary (the LLM's too) and tag
+        text with a vector of `identity`."""
         return [
             (int(n), str(k), int(v), str(h))
             for n, k, v, h in self.query(
                 "SELECT t.note_id, t.kind, v.id, t.hash FROM note_texts t JOIN vec_texts v"
                 " ON v.hash = t.hash AND v.identity = ?"
                 " AND v.space = CASE t.kind WHEN 'tags' THEN 'tags' ELSE 'doc' END"
-                " WHERE t.kind IN ('summary', 'tags') ORDER BY t.note_id, t.kind",
+                " WHERE t.kind IN ('summary', 'llm_summary', 'tags') ORDER BY t.note_id, t.kind",
                 [identity],
             )
         ]
@@ -159,8 +159,9 @@ class VectorSql(SqlBase):
             ):
                 tags.setdefault(int(nid), []).append(str(tag))
             among, params = self.in_ids("id", chunk)
-            for nid, path, title, body, headings, summary in self.query(
-                f"SELECT id, path, title, body, headings, summary FROM notes WHERE {among}",
+            for nid, path, title, body, headings, summary, fm in self.query(
+                "SELECT id, path, title, body, headings, summary, frontmatter FROM notes"
+                f" WHERE {among}",
                 params,
             ):
                 heads: Headings = [
@@ -168,7 +169,14 @@ class VectorSql(SqlBase):
                 ]
                 unique = list(dict.fromkeys(tags.get(int(nid), [])))
                 out[int(nid)] = NoteSource(
-                    int(nid), str(path), str(title), str(body), heads, str(summary), unique
+                    int(nid),
+                    str(path),
+                    str(title),
+                    str(body),
+                    heads,
+                    str(summary),
+                    unique,
+                    json.loads(fm),
                 )
         return out
 
