@@ -635,6 +635,52 @@ def test_hits_explain_which_text_their_vector_came_from(
         assert "the whole note (one passage)" in said
 
 
+def test_an_index_planned_before_keeps_its_vectors_and_gains_the_head_and_tail(
+    tmp_path: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index whose LLM notes embedded the LLM's summary instead of the head and tail
+    (before the two were kept side by side) plans those notes again once, at the next sync:
+    no model call, and no other note's texts touched."""
+    from lore.derive.passages import note_texts
+    from lore.index.note_llm_sync import TEXTS_KEY
+    from lore.index.semantic import load_sources, planned
+
+    url, script = scripted
+    llm_env(monkeypatch, url)
+    config = CONFIG + "llm_context_tokens = 2400\n"
+    root = make(tmp_path / "vault", {**SHORT, "atlas.md": long_note()}, config)
+
+    def kinds(vault: lore.Vault, path: str) -> list[str]:
+        return [
+            str(k)
+            for (k,) in vault.store.query(
+                "SELECT t.kind FROM note_texts t JOIN notes n ON n.id = t.note_id"
+                " WHERE n.path = ? ORDER BY t.kind, t.seq",
+                [path],
+            )
+        ]
+
+    with lore.open(root) as vault:
+        vault.sync()
+        planned_now = kinds(vault, "atlas.md")
+        assert "llm_summary" in planned_now and "summary" in planned_now
+        cat = kinds(vault, "pets/cat.md")
+        [(nid,)] = vault.store.query("SELECT id FROM notes WHERE path = 'atlas.md'")
+        old = load_sources(vault.store, [int(nid)])[int(nid)]
+        with vault.store.transaction():  # the plan of before: the LLM's summary alone
+            vault.store.write_texts(
+                int(nid),
+                planned(note_texts(old.title, old.body, old.headings, old.summary, old.tags)),
+            )
+            vault.store.delete_meta(TEXTS_KEY)
+        assert "llm_summary" not in kinds(vault, "atlas.md")
+        asked = len(script.chats("note"))
+        vault.sync()
+        assert kinds(vault, "atlas.md") == planned_now
+        assert kinds(vault, "pets/cat.md") == cat
+        assert len(script.chats("note")) == asked  # no model call
+
+
 def test_context_views_carry_the_claims(
     vault_dir: Path, scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
 ) -> None:

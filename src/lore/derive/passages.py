@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .tokenize import _CJK_CLASS
 
-PASSAGE_VERSION = "4"  # 4: the LLM's summary beside the head and tail
+PASSAGE_VERSION = "3"
 PASSAGE_TOKENS = 460  # content budget under e5's 512, leaving room for title and prefix
 _PARA = re.compile(r"\n[ \t]*\n")
 _SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=[.!?])\s+")

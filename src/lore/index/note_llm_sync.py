@@ -103,6 +103,23 @@ class FieldsReport:
         return "LLM note fields: " + "; ".join(said) if said else None
 
 
+# How the texts to embed of a note with an LLM summary are planned (lore.index.semantic.
+# texts_of). An index planned them otherwise (the LLM's summary instead of the head and
+# tail) until this key said so: those notes alone are planned again, once, with no model
+# call and no other note touched (a new passages version would re-derive every note).
+TEXTS_KEY = "llm_texts_plan"
+TEXTS_PLAN = "beside-head-tail"
+
+
+def replan_summarised(store: SqlStore) -> None:
+    with store.transaction():
+        for note_id in sql.summarised(store):
+            fresh = load_sources(store, [note_id]).get(note_id)
+            if fresh is not None and sql.has_texts(store, note_id):
+                store.write_texts(note_id, planned(texts_of(fresh)))
+        store.set_meta(TEXTS_KEY, TEXTS_PLAN)
+
+
 def refresh_fields(
     index: Store,
     chat: BudgetedChat | None,
@@ -120,6 +137,8 @@ def refresh_fields(
     if sql.has_orphans(store):
         with store.transaction():
             sql.delete_orphans(store)
+    if store.get_meta(TEXTS_KEY) != TEXTS_PLAN:
+        replan_summarised(store)
     behind = sql.summaries_behind(store)
     if behind:
         with store.transaction():

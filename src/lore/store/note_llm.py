@@ -175,6 +175,17 @@ def summaries_behind(store: SqlBase) -> list[int]:
     ]
 
 
+def summarised(store: SqlBase) -> list[int]:
+    """Notes whose current row has a summary by the LLM."""
+    return [
+        int(nid)
+        for (nid,) in store.query(
+            f"SELECT n.id FROM notes n JOIN note_llm l ON {_CURRENT}"
+            " WHERE l.summary IS NOT NULL ORDER BY n.id"
+        )
+    ]
+
+
 def has_orphans(store: SqlBase) -> bool:
     return bool(
         store.query("SELECT 1 FROM note_llm WHERE note_id NOT IN (SELECT id FROM notes) LIMIT 1")
