@@ -73,7 +73,7 @@ browser:
 # `lore` subprocesses) that would each compile lore's sources again wherever Python may not
 # write its cache itself (PYTHONDONTWRITEBYTECODE).
 pytest: $(STAMP_TEST) browser
-	$(BIN)/python -m compileall -q src
+	$(BIN)/python -m compileall -q src tests
 	$(BIN)/python -m pytest -n $(PYTEST_JOBS) --dist $(PYTEST_DIST)
 
 test: lint typecheck pytest
