@@ -69,12 +69,12 @@ browser:
 		fi; \
 	fi
 
-# Bytecode compiled once up front: the suite starts hundreds of Python processes (workers,
-# `lore` subprocesses) that would each compile lore's sources again wherever Python may not
-# write its cache itself (PYTHONDONTWRITEBYTECODE).
+# The suite starts hundreds of Python processes (the workers, `lore` subprocesses): they
+# share compiled bytecode and pytest's rewritten test modules through __pycache__ (git
+# ignores it), even where the shell asks Python not to write it (PYTHONDONTWRITEBYTECODE):
+# else each process compiles lore again, and each worker every test module (~10 s).
 pytest: $(STAMP_TEST) browser
-	$(BIN)/python -m compileall -q src tests
-	$(BIN)/python -m pytest -n $(PYTEST_JOBS) --dist $(PYTEST_DIST)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_JOBS) --dist $(PYTEST_DIST)
 
 test: lint typecheck pytest
 
