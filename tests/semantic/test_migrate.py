@@ -43,9 +43,7 @@ def providers(scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture(scope="module")
-def built_source(
-    tmp_path_factory: pytest.TempPathFactory, user_cache: Path
-) -> Iterator[tuple[Path, Path]]:
+def built_source(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> tuple[Path, Path]:
     """(vault, index file): the sample vault indexed into a file, embedded, tagged by the
     model, mapped — built once for the module (the embedding and the model's answers are
     most of a test's cost) by a scripted server of its own; each test gets a copy."""
@@ -64,7 +62,7 @@ def built_source(
     finally:
         server.shutdown()
         server.server_close()
-    yield root, base / "index.sqlite"
+    return root, base / "index.sqlite"
 
 
 @pytest.fixture
