@@ -10,7 +10,11 @@ DEMO_DB    := $(VENV)/demo-index.sqlite
 
 CHROMIUM   := /usr/bin/chromium
 # pytest workers (pytest-xdist): one per core; each starts its own PostgreSQL for the session.
+# worksteal: each worker starts on its own half of the suite (module-scoped fixtures built
+# once, not on both workers) and an idle worker takes tests from the other's queue, so no
+# worker ends alone on a long tail.
 PYTEST_JOBS ?= auto
+PYTEST_DIST ?= worksteal
 
 .PHONY: demo test lint typecheck pytest bench clean browser
 
@@ -65,8 +69,12 @@ browser:
 		fi; \
 	fi
 
+# The suite starts hundreds of Python processes (the workers, `lore` subprocesses): they
+# share compiled bytecode and pytest's rewritten test modules through __pycache__ (git
+# ignores it), even where the shell asks Python not to write it (PYTHONDONTWRITEBYTECODE):
+# else each process compiles lore again, and each worker every test module (~10 s).
 pytest: $(STAMP_TEST) browser
-	$(BIN)/python -m pytest -n $(PYTEST_JOBS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_JOBS) --dist $(PYTEST_DIST)
 
 test: lint typecheck pytest
 

@@ -11,6 +11,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,20 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, user_cache: Pa
     monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@contextmanager
+def isolated_module(base: Path, user_cache: Path) -> Iterator[pytest.MonkeyPatch]:
+    """Inside: the environment isolated_env gives a test (no LORE_* variable, the user's
+    config folder under `base`, the session's user cache, the current folder `base`), for
+    a module-scoped fixture, which is set up before any test's isolated_env."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in [n for n in os.environ if n.startswith("LORE_")]:
+            patch.delenv(name)
+        patch.setenv("LORE_HOME", str(base / "lore-home"))
+        patch.setenv("XDG_CACHE_HOME", str(user_cache))
+        patch.chdir(base)
+        yield patch
 
 
 def write_files(root: Path, files: Files) -> None:

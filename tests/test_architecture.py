@@ -11,6 +11,7 @@ import: at module level, inside functions and under `TYPE_CHECKING`.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -36,10 +37,16 @@ def _modules() -> list[Path]:
     return sorted(SRC.rglob("*.py"))
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the checks that read it (read only)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _top_level_imports(path: Path) -> list[tuple[str, int]]:
     """Absolute and relative imports executed when the module is imported (not those
     inside functions or `if TYPE_CHECKING:` blocks)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     found: list[tuple[str, int]] = []
 
     def visit(nodes: list[ast.stmt]) -> None:
@@ -63,7 +70,7 @@ def _top_level_imports(path: Path) -> list[tuple[str, int]]:
 def _all_imports(path: Path) -> list[tuple[str, int, int]]:
     """(module, level, line) of every import in a module, wherever it sits: at module level,
     inside a function, under `if TYPE_CHECKING:`. An import `from . import x` names `x`."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     found: list[tuple[str, int, int]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -274,7 +281,7 @@ def test_only_the_store_speaks_sql(path: Path) -> None:
     for module, level, line in _all_imports(path):
         root = module.split(".")[0]
         assert not (level == 0 and root in DATABASE_MODULES), f"{path.name}:{line} imports {module}"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name, receiver = node.func.attr, ast.unparse(node.func.value)
@@ -310,7 +317,7 @@ def test_the_cli_is_typed_against_the_vault() -> None:
     openers = {"open_from_options", "_open_to_index"}
     seen = set()
     for path in sorted((SRC / "cli").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.FunctionDef) and node.name in openers:
                 seen.add(node.name)
                 assert node.returns is not None and ast.unparse(node.returns) == "Vault"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import isolated_module
 from mcp_support import call_error, connect, sample_vault
 
 LORE = Path(sys.executable).parent / "lore"
@@ -54,9 +55,14 @@ class Stdio:
         return self.proc.stderr.read().decode("utf-8", "replace")
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Stdio]:
-    stdio = Stdio(sample_vault(tmp_path))
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Iterator[Stdio]:
+    """One server for the module (its start is most of a test's cost): every test's bad
+    line reaches the same process, which must answer each and read on. Started before any
+    test's isolated_env, so it is started in an environment isolated alike."""
+    base = tmp_path_factory.mktemp("mcp-unreadable")
+    with isolated_module(base, user_cache):
+        stdio = Stdio(sample_vault(base))
     init = stdio.request(
         1,
         "initialize",

@@ -12,13 +12,16 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import apsw
 import pytest
+from conftest import isolated_module
 from semantic_support import (  # noqa: F401 - fixtures
     Script,
     embed_env,
     llm_env,
     no_semantic_env,
     scripted,
+    start_scripted,
 )
 
 import lore
@@ -39,15 +42,41 @@ def providers(scripted: tuple[str, Script], monkeypatch: pytest.MonkeyPatch) -> 
     yield script
 
 
+@pytest.fixture(scope="module")
+def built_source(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> tuple[Path, Path]:
+    """(vault, index file): the sample vault indexed into a file, embedded, tagged by the
+    model, mapped — built once for the module (the embedding and the model's answers are
+    most of a test's cost) by a scripted server of its own; each test gets a copy."""
+    base = tmp_path_factory.mktemp("migrate-source")
+    url, _script, server = start_scripted()
+    try:
+        with isolated_module(base, user_cache) as patch:
+            embed_env(patch, url)
+            llm_env(patch, url)
+            root = base / "vault"
+            shutil.copytree(EXAMPLES, root)
+            with lore.open(root, db=base / "index.sqlite") as vault:
+                vault.sync()
+                vault.embed()
+                vault.build_clusters(today=TODAY)
+    finally:
+        server.shutdown()
+        server.server_close()
+    return root, base / "index.sqlite"
+
+
 @pytest.fixture
-def source(tmp_path: Path, providers: Script) -> Iterator[lore.Vault]:
-    """The sample vault indexed into a file, embedded, tagged by the model, mapped."""
-    root = tmp_path / "vault"
-    shutil.copytree(EXAMPLES, root)
-    with lore.open(root, db=tmp_path / "index.sqlite") as vault:
-        vault.sync()
-        vault.embed()
-        vault.build_clusters(today=TODAY)
+def source(
+    tmp_path: Path, providers: Script, built_source: tuple[Path, Path]
+) -> Iterator[lore.Vault]:
+    """A copy of the built source: the files (with their mtimes, so nothing looks changed)
+    and the index, which records the copy's folder as its vault."""
+    root, db = tmp_path / "vault", tmp_path / "index.sqlite"
+    shutil.copytree(built_source[0], root)
+    shutil.copyfile(built_source[1], db)
+    with apsw.Connection(str(db)) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'vault_root'", (str(root),))
+    with lore.open(root, db=db) as vault:
         yield vault
 
 

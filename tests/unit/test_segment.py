@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -16,11 +17,18 @@ from lore.derive.segment import CACHE_NAME, PROBES, cache_name, compiled_segment
 from lore.store.wordfreq import open_wordfreq, write_wordfreq
 
 ROOT = Path(__file__).resolve().parents[2]
-_dictionary = segment._dictionary_file()
-assert _dictionary is not None, "jieba's dictionary file is part of every install"
-# Every 97th dictionary word (Chinese words, and entries such as "AT&T" or "c#"), for the
-# generated texts: the cuts depend on which words sit next to which.
-WORDS = sorted(segment.parse_dictionary(_dictionary.read_text(encoding="utf-8")))[::97]
+
+
+@functools.cache
+def every_97th_word() -> list[str]:
+    """Every 97th dictionary word (Chinese words, and entries such as "AT&T" or "c#"), for
+    the generated texts: the cuts depend on which words sit next to which. Read when the
+    test first draws (not at import: every pytest worker imports this module)."""
+    dictionary = segment._dictionary_file()
+    assert dictionary is not None, "jieba's dictionary file is part of every install"
+    return sorted(segment.parse_dictionary(dictionary.read_text(encoding="utf-8")))[::97]
+
+
 OTHER = list(" \t\n,.!?，。！？、「」()[]-+#&%_/abcXYZ019カナひら😀\ue000")
 
 
@@ -40,7 +48,7 @@ def _same_cuts(seg: segment.Segmenter, text: str) -> None:
 @given(
     st.lists(
         st.one_of(
-            st.sampled_from(WORDS),
+            st.deferred(lambda: st.sampled_from(every_97th_word())),
             st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
             st.sampled_from(OTHER),
         ),

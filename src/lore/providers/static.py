@@ -16,6 +16,7 @@ is the same in every vault); other runs of letters and digits are NFKC-casefolde
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -40,6 +41,15 @@ WORD_BATCH = 256  # words per model call: short texts, so large batches
 _RUN = re.compile(f"[{_CJK_CLASS}]+|[^\\W_{_CJK_CLASS}]+")
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _MAX_WORD = 40
+
+
+@functools.cache
+def _bundled_prior() -> PiecePrior:
+    """The bundled model's prior, read once per process: a file that never changes, and
+    a quarter of a million pieces to parse for every StaticE5 that weighs a word."""
+    from .e5_pieces import PiecePrior
+
+    return PiecePrior.from_model_file(model_path())
 
 
 def words(text: str) -> list[str]:
@@ -89,9 +99,7 @@ class StaticE5:
         found = self._weights.get(word)
         if found is None:
             if self._prior is None:
-                from .e5_pieces import PiecePrior
-
-                self._prior = PiecePrior.from_model_file(model_path())
+                self._prior = _bundled_prior()
             found = self.sif_a / (self.sif_a + self._prior.probability(word))
             self._weights[word] = found
         return found
