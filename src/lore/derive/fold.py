@@ -88,6 +88,12 @@ def use(mode: str) -> None:
     fold_char.cache_clear()
 
 
+def char_table() -> dict[int, int]:
+    """The character map fold_char applies after NFKC (a `str.translate` table): a text
+    already NFKC-normalised folds character for character in one `translate` call."""
+    return _tables().chars
+
+
 @lru_cache(maxsize=100_000)
 def fold_char(char: str) -> str:
     """One CJK character as the index stores it: NFKC, then its Simplified form."""
