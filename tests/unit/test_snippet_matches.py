@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from lore.derive.tokenize import token_spans
 from lore.retrieve import snippet
 from lore.retrieve.query import QueryPlan, QueryTerm, plan
+from lore.retrieve.search import evidence_and_held
 from lore.retrieve.snippet import Match, build_evidence, find_matches
+from lore.store.rows import HitRow
 
 
 def whole_stream_matches(text: str, query_plan: QueryPlan) -> list[Match]:
@@ -65,3 +67,23 @@ def test_snippets_are_those_of_the_whole_stream(body: str, query: str, width: in
     with mock.patch.object(snippet, "find_matches", whole_stream_matches):
         whole = build_evidence(body, 1, headings, query_plan, width=width)
     assert fast == whole
+
+
+@settings(max_examples=300, deadline=None)
+@given(body_text, st.lists(st.sampled_from(WORDS), max_size=3), query_text, query_text)
+@example("大学的历史。\n北京大学", ["北京"], "北京大学 历史", "北京大学")  # a word across the join
+@example("軟體工程", [], "软件", "工程")  # Traditional: scanned twice, as before
+def test_one_scan_finds_the_evidence_and_the_unsearched_words_of_two(
+    body: str, tags: list[str], query: str, other: str
+) -> None:
+    title = "北京" if tags else "Title"
+    row = HitRow(1, "a.md", title, None, {}, [], body, 1, tags)
+    head = f"{row.title}\n{' '.join(row.tags)}"
+    evidence_plan = plan(query).evidence
+    unsearched = [w for w in plan(other).words if w not in evidence_plan.terms]
+    got = evidence_and_held(row, head, evidence_plan, unsearched, ("«", "»"))
+    two_scans = (
+        build_evidence(body, 1, [], evidence_plan),
+        {m.term for m in whole_stream_matches(f"{head}\n{body}", QueryPlan(query, unsearched))},
+    )
+    assert got == two_scans

@@ -165,11 +165,15 @@ def build_evidence(
     *,
     markers: tuple[str, str] = ("«", "»"),
     width: int | None = None,
+    matches: list[Match] | None = None,
 ) -> Evidence:
-    """Cut the snippet for one note body. `headings` are (level, text, offset, line)."""
+    """Cut the snippet for one note body. `headings` are (level, text, offset, line);
+    `matches`: find_matches(body, plan) when the caller has them already."""
     if width is None:
         width = 90 if has_cjk(body[:2000]) else 200
-    matches = sorted(find_matches(body, plan), key=lambda m: (m.start, m.end))
+    if matches is None:
+        matches = find_matches(body, plan)
+    matches = sorted(matches, key=lambda m: (m.start, m.end))
     distinct = {id(m.term): m.term for m in matches}.values()  # hashed once each
     matched_terms = sorted(set(distinct), key=plan.terms.index)
     if not matches:
