@@ -7,7 +7,6 @@ the same order.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,6 +57,8 @@ def parse_date_bound(value: str | None, *, name: str, end: bool) -> str | None:
     month = int(match.group(2)) if match.group(2) else (12 if end else 1)
     if not 1 <= month <= 12:
         raise QueryError(f"{name}: {value!r} has no month {month}")
+    import calendar  # deferred: only a date filter needs it
+
     last_day = calendar.monthrange(year, month)[1]
     day = int(match.group(3)) if match.group(3) else (last_day if end else 1)
     if not 1 <= day <= last_day:
