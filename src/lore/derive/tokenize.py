@@ -193,34 +193,43 @@ def wanted_spans(
     append = out.append
     runs: list[tuple[int, str]] = []
     chars = char_table()
+    # Per spelling of a word: its number of tokens, and which of them are wanted where.
+    spelled: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = {}
     position = 0
     for match in _RUN_OR_WORD.finditer(text):
         piece = match.group()
+        if not _CJK_CHAR.match(piece):
+            seen = spelled.get(piece)
+            if seen is None:
+                words = normalize_word(piece)
+                seen = spelled[piece] = (
+                    len(words),
+                    tuple((i, term) for i, term in enumerate(words) if term in wanted),
+                )
+            count, held = seen
+            if held:
+                start, end = match.span()
+                for i, term in held:
+                    append((position + i, term, start, end))
+            position += count
+            continue
         start = match.start()
-        if _CJK_CHAR.match(piece):
-            runs.append((start, piece))
-            # An NFKC-normalised run folds character by character as `translate` does it
-            # (fold_char is NFKC, then the table; a character NFKC changes never stands in
-            # normalised text): one call, and a run holding no wanted term is skipped.
-            if unicodedata.is_normalized("NFKC", piece):
-                folded = piece.translate(chars)
-                if not wanted.isdisjoint(folded):
-                    for i, term in enumerate(folded):
-                        if term in wanted:
-                            append((position + i, term, start + i, start + i + 1))
-            else:
-                for i, char in enumerate(piece):
-                    term = fold_char(char)
+        runs.append((start, piece))
+        # An NFKC-normalised run folds character by character as `translate` does it
+        # (fold_char is NFKC, then the table; a character NFKC changes never stands in
+        # normalised text): one call, and a run holding no wanted term is skipped.
+        if unicodedata.is_normalized("NFKC", piece):
+            folded = piece.translate(chars)
+            if not wanted.isdisjoint(folded):
+                for i, term in enumerate(folded):
                     if term in wanted:
                         append((position + i, term, start + i, start + i + 1))
-            position += len(piece)
         else:
-            end = match.end()
-            words = normalize_word(piece)
-            for i, term in enumerate(words):
+            for i, char in enumerate(piece):
+                term = fold_char(char)
                 if term in wanted:
-                    append((position + i, term, start, end))
-            position += len(words)
+                    append((position + i, term, start + i, start + i + 1))
+        position += len(piece)
     # Alternatives hold CJK characters and their separators only: a query of other terms
     # cannot match in them.
     if with_alternatives and any(len(t) == 1 and not t.isascii() for t in wanted):
