@@ -186,9 +186,9 @@ def wanted_spans(
 
     without building the others. A snippet looks for a query's few terms in a whole note,
     and most of a note is none of them: a CJK run is folded in one `translate` call and
-    skipped when it holds no wanted character (its characters are one token each), a word
-    is normalised once per spelling (normalize_word's cache), and the alternatives are
-    made only when a wanted term could be one of their characters."""
+    skipped when it holds no wanted character (its characters are one token each), each
+    spelling of a word is normalised once per text, and the alternatives are made only
+    when a wanted term could be one of their characters."""
     out: list[tuple[int, str, int, int]] = []
     append = out.append
     runs: list[tuple[int, str]] = []
