@@ -312,8 +312,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--cli-baseline",
         type=Path,
-        help="another `lore` script to time alternately with this one (side by side); "
-        "compile its bytecode first (python -m compileall) if it was never run",
+        help="another `lore` script to time alternately with this one (side by side)",
     )
     p.add_argument(
         "--cli-baseline-label",

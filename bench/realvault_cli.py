@@ -3,10 +3,13 @@ on the real vaults and on bench.scale's generated 10k-note vault.
 
 Each run is a fresh `lore` process (the venv's console script) against an index built
 beforehand, so the time is interpreter start + imports + opening the index + one search +
-printing; the files are in the OS page cache (a cold *process*, not a cold disk) and lore's
-bytecode is compiled beforehand, as an install does (an environment with
-PYTHONDONTWRITEBYTECODE would otherwise compile every module in every run). Wall time is
-taken around the process (from fork to exit); its peak RSS comes from `os.wait4`, per run.
+printing; the files are in the OS page cache (a cold *process*, not a cold disk) and the
+bytecode of everything it imports is compiled beforehand, as an install does: every measured
+process (this build's and the baseline's alike) reads and writes its bytecode under one
+PYTHONPYCACHEPREFIX of the bench, and one unmeasured run of each command writes it. So an
+environment with PYTHONDONTWRITEBYTECODE, or a baseline checkout never compiled, does not
+compile modules in every run, and the bench writes nothing into either checkout. Wall time
+is taken around the process (from fork to exit); its peak RSS comes from `os.wait4`, per run.
 
 With a baseline (another `lore` script, e.g. a checkout of main with its own venv), each
 measurement alternates the two processes run by run, so both see the same machine load.
@@ -43,9 +46,19 @@ def lore_exe() -> Path | None:
     return exe if exe.is_file() else None
 
 
+# Where every measured process keeps its bytecode (see the module's docstring).
+PYCACHE_DIR = data.WORK_DIR / "pycache"
+
+
 def _child_env() -> dict[str, str]:
     # Only the flags given pick the vault and the index: no LORE_* setting leaks in.
-    return {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("LORE_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env["PYTHONPYCACHEPREFIX"] = str(PYCACHE_DIR)
+    return env
 
 
 # The measured process is forked by this small launcher, not by the bench: a child forked
@@ -98,15 +111,6 @@ def launcher_floor_mb() -> float:
     return run_once([true], timeout=30)[1]
 
 
-def compile_bytecode() -> None:
-    """Compile the measured lore's modules, as `pip install` does for a package."""
-    import compileall
-
-    import lore
-
-    compileall.compile_dir(Path(lore.__file__).parent, quiet=1)
-
-
 def search_args(vault: Path, db: Path, query: str) -> list[str]:
     """`lore search QUERY` against an existing index."""
     return ["search", query, "--vault", str(vault), "--db", str(db), "--limit", "10"]
@@ -115,11 +119,15 @@ def search_args(vault: Path, db: Path, query: str) -> list[str]:
 def time_commands(
     exes: list[Path], args: list[str], runs: int, timeout: float = 120
 ) -> list[dict[str, Any]]:
-    """`runs` cold processes of each `exe args`, alternating between the exes run by run;
-    for each exe its median, min, max and first wall time and its peak RSS."""
+    """`runs` cold processes of each `exe args`, alternating between the exes run by run,
+    after one unmeasured run of each (it writes the bytecode of what the command imports,
+    as an install would have); for each exe its median, min, max and first wall time and
+    its peak RSS."""
     times: list[list[float]] = [[] for _ in exes]
     rss: list[list[float]] = [[] for _ in exes]
     errors: list[str | None] = [None for _ in exes]
+    for exe in exes:
+        run_once([str(exe), *args], timeout)
     for _ in range(runs):
         for i, exe in enumerate(exes):
             if errors[i] is not None:
@@ -217,7 +225,7 @@ def cold_start(
                 {"vault": GENERATED, "lang": lang, "query": query, "error": error}
                 for lang, query in CLI_QUERIES[GENERATED].items()
             ]
-    compile_bytecode()
+    shutil.rmtree(PYCACHE_DIR, ignore_errors=True)  # compiled afresh by both builds alike
     # `lore --help`: the start-up floor, measured next to the searches (same machine load).
     help_run, *help_baseline = time_commands(exes, ["--help"], runs, timeout=60)
     floor = launcher_floor_mb()

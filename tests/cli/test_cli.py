@@ -403,8 +403,9 @@ with open(sys.argv[1], "w", encoding="utf-8") as out:
 sys.exit(code)
 """
 # Made lazy for a one-shot search: other commands, the config parser (no config file here),
-# LLM planning, the memory result types, temp-file and logging machinery, jieba's package
-# and the whole rjieba dictionary (a warm cache of it is compiled in the user cache folder).
+# LLM planning, the memory result types and ranking, temp-file and logging machinery, jieba's
+# package and the whole rjieba dictionary (a warm cache of it is compiled in the user cache
+# folder), and what only the interest map and date filters use (statistics, hashing, calendar).
 NOT_ON_THE_SEARCH_PATH = {
     "jieba",
     "rjieba",
@@ -416,6 +417,10 @@ NOT_ON_THE_SEARCH_PATH = {
     "lore.index.llm_cache",
     "lore.index.sync",
     "lore.memory.model",
+    "lore.memory.recall",
+    "statistics",
+    "hashlib",
+    "calendar",
 }
 
 

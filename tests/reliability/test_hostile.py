@@ -309,13 +309,13 @@ def test_million_character_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (root / "long.md").write_text(f"# Long\n{line}\n", encoding="utf-8")
     (root / "cjk.md").write_text("客户去重规则" * 60_000 + "\n", encoding="utf-8")
     scanned: list[int] = []
-    tokenize = snippet.token_spans
+    tokenize = snippet.wanted_spans
 
-    def counted(text: str, **options: bool) -> Any:
+    def counted(text: str, wanted: frozenset[str], **options: bool) -> Any:
         scanned.append(len(text))
-        return tokenize(text, **options)
+        return tokenize(text, wanted, **options)
 
-    monkeypatch.setattr(snippet, "token_spans", counted)
+    monkeypatch.setattr(snippet, "wanted_spans", counted)
     with lore.open(root) as vault:
         report = core_sync(vault.store, vault.root, views=vault.derived_views)  # semantic: bench
         assert sorted(report.added) == ["cjk.md", "long.md"]

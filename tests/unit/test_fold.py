@@ -6,9 +6,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lore.derive import fold as fold_module
 from lore.derive import fold_data
 from lore.derive.fold import ALT_SEPARATOR, fold, fold_char, has_traditional, is_japanese
-from lore.derive.tokenize import terms
+from lore.derive.tokenize import cjk_runs, is_cjk_char, terms
 from lore.retrieve.query import plan
 
 # Simplified → one Traditional form, built from the same tables the index folds with: the
@@ -82,3 +83,37 @@ def test_japanese_runs_take_no_chinese_words() -> None:
     assert not is_japanese("東京大學")
     stream = terms("ソフトウェアと記憶體", with_alternatives=True)
     assert ALT_SEPARATOR not in stream  # kana in the run: Japanese, folded, no alternatives
+
+
+def test_every_word_and_every_folded_character_is_cjk() -> None:
+    # So every word of the table lies inside one CJK run of the folded text: words can be
+    # looked for run by run (fold._words_in).
+    words = fold_module._tables().words
+    chars = {*fold_data.CHARS_FROM, *fold_data.CHARS_TO, *"".join(words), *"".join(words.values())}
+    assert all(is_cjk_char(c) for c in chars)
+
+
+# Runs of the table's words, their parts and other text, to look for the words in.
+word_text = st.lists(
+    st.one_of(
+        st.sampled_from(sorted(fold_module._tables().words)),
+        st.sampled_from(sorted(fold_module._tables().words)).map(lambda w: w[:-1]),
+        st.sampled_from(["工程", "的", "東京", "，", " ", "a", "軟", "體"]),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(word_text)
+def test_words_found_in_python_are_those_the_regex_finds(text: str) -> None:
+    folded = text.translate(fold_module.char_table())
+    pattern = fold_module._words_re()
+    assert pattern is not None
+    by_regex = [m.span() for m in pattern.finditer(folded)]
+    looked_up = [
+        span
+        for start, run in cjk_runs(text)
+        for span in fold_module._longest_words(folded, start, len(run))
+    ]
+    assert looked_up == by_regex

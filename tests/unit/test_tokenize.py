@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from lore.derive.fold import fold_char
+from lore.derive import tokenize as tokenize_module
+from lore.derive.fold import ALT_SEPARATOR, fold_char
 from lore.derive.tokenize import (
     OPTION_SIGN,
     index_text,
     is_cjk_char,
     normalize_word,
     terms,
+    token_spans,
     tokenize,
+    wanted_spans,
 )
 
 SPECIALS = [
@@ -239,3 +243,80 @@ def test_an_escape_or_a_lone_ampersand_after_white_space_is_a_token(
     assert "＆" in terms(f"{before} & {after}")
     # Glued to letters, an ampersand is part of a name (R&D): never the token.
     assert "＆" not in terms(f"x&{char}")
+
+
+# `wanted_spans` is the snippet matcher's fast path: the tokens of a few terms, with their
+# positions in the stream, exactly as the whole stream has them (alternatives included).
+MIXED = [
+    "軟體工程",  # Traditional: alternatives (软件工程)
+    "記憶體與資訊",
+    "數據庫",
+    "东京タワー",  # kana: Japanese, no alternatives
+    "한국어 문서",
+    "ｶﾀｶﾅ",  # half-width: NFKC changes it
+    "⼀二三",  # a Kangxi radical: NFKC changes it
+    "豈更",  # compatibility ideographs
+    "客户去重规则",
+    "C++ c# .NET -t --dry-run \\1 &",
+    "😀👩\u200d💻",
+    "history Histories historical",
+]
+mixed_text = st.lists(
+    st.one_of(
+        st.text(st.characters(exclude_categories=("Cs",)), max_size=8),
+        st.sampled_from(SPECIALS + MIXED),
+        st.sampled_from(MIXED).map(lambda s: s[: len(s) // 2]),
+    ),
+    max_size=16,
+).map("".join)
+
+
+@settings(max_examples=500)
+@given(mixed_text, st.data(), st.booleans())
+@example("軟體工程 記憶體", None, True)
+@example("ｶﾀｶﾅ ⼀二三 豈 軟體", None, True)
+def test_wanted_spans_are_the_stream_filtered(
+    text: str, data: st.DataObject | None, with_alternatives: bool
+) -> None:
+    stream = token_spans(text, with_alternatives=with_alternatives)
+    own = sorted({term for term, _start, _end in stream})
+    if data is None:  # an example: every term wanted
+        wanted = frozenset(own) | {ALT_SEPARATOR}
+    else:
+        picked = data.draw(st.lists(st.sampled_from(own), max_size=6) if own else st.just([]))
+        extra = data.draw(st.lists(st.sampled_from(["软", "件", "内", "存", "x", ALT_SEPARATOR])))
+        wanted = frozenset(picked + extra)
+    expected = [
+        (i, term, start, end) for i, (term, start, end) in enumerate(stream) if term in wanted
+    ]
+    assert wanted_spans(text, wanted, with_alternatives=with_alternatives) == expected
+
+
+# The pieces the tokenizer's one regex cuts, as it was first written (each lookbehind before
+# its character): the pattern in use must cut every text the same way.
+_CJK = tokenize_module._CJK_CLASS
+_W = tokenize_module._WORD
+FIRST_PATTERN = re.compile(
+    f"[{_CJK}]+"
+    f"|(?<!{_W})(?<![-_.])--?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+    r"|(?<!\\)\\[A-Za-z0-9](?![A-Za-z0-9])"
+    f"|(?<![\\w&])&(?![\\w&])"
+    f"|\\.(?<!{_W}\\.)(?<!\\.\\.)[^\\W\\d_{_CJK}]{_W}*"
+    f"|{_W}+(?:(?:\\+\\+|#)(?!{_W}|[#+]))?"
+)
+symbol_text = st.lists(
+    st.one_of(
+        st.sampled_from(list("-_.\\&#+ ") + ["--", "++", "..", "\\\\", "&&", "٣", "²", "_x"]),
+        st.sampled_from(SPECIALS + MIXED),
+        st.text(st.characters(exclude_categories=("Cs",)), max_size=4),
+    ),
+    max_size=24,
+).map("".join)
+
+
+@settings(max_examples=1000)
+@given(symbol_text)
+@example("a-b -t x--y .NET a.NET ..x .5 \\1 \\\\1 R&D & && C++ C# c#x ٣.x")
+def test_the_pieces_are_those_of_the_first_pattern(text: str) -> None:
+    got = [(m.start(), m.end()) for m in tokenize_module._RUN_OR_WORD.finditer(text)]
+    assert got == [(m.start(), m.end()) for m in FIRST_PATTERN.finditer(text)]

@@ -79,13 +79,21 @@ def use(mode: str) -> None:
     """Fold as `mode` from now on, in this process: for measurements only (bench.folding,
     bench.pinyin). lore itself always folds "words"; an index's derivation version
     (TOKENIZER_VERSION) stands for that folding, so an index made otherwise is a scratch one."""
-    global _mode
+    global _mode, _python_scanned
     if mode not in MODES:
         raise ValueError(f"folding mode {mode!r} is not one of {', '.join(MODES)}")
     _mode = mode
+    _python_scanned = 0
     _tables.cache_clear()
     _words_re.cache_clear()
+    _longest_word.cache_clear()
     fold_char.cache_clear()
+
+
+def char_table() -> dict[int, int]:
+    """The character map fold_char applies after NFKC (a `str.translate` table): a text
+    already NFKC-normalised folds character for character in one `translate` call."""
+    return _tables().chars
 
 
 @lru_cache(maxsize=100_000)
@@ -152,7 +160,7 @@ def alternatives(
     if not runs or not (has_traditional(text) or (context == "trad" and _tables().words)):
         return []
     folded = text.translate(_tables().chars)
-    found = _words_in(folded)
+    found = _words_in(folded, runs)
     if not found:
         return []
     starts = [start for start, _run in runs]
@@ -215,17 +223,55 @@ def _window(folded: str, run: tuple[int, str], group: list[tuple[int, int]]) -> 
     return Alternative("".join(text), lo, hi, tuple(spans))
 
 
-def _words_in(folded_run: str) -> list[tuple[int, int]]:
-    """Spans of the table's words in the run, leftmost longest, not overlapping."""
+# Characters of CJK runs looked up word by word in Python before the regex is built: it costs
+# about as much to build (~20 ms) as this many characters do to look up, so a process that
+# folds a few notes (a search cutting its snippets) never builds it, and one that folds
+# many (indexing) builds it once.
+PYTHON_SCAN_CHARS = 40_000
+_python_scanned = 0
+
+
+def _words_in(folded: str, runs: list[tuple[int, str]]) -> list[tuple[int, int]]:
+    """Spans of the table's words in `folded` (`runs`: its CJK runs, where every word lies),
+    leftmost longest, not overlapping: the regex's matches, or the same found in Python."""
+    global _python_scanned
+    size = sum(len(run) for _start, run in runs)
+    if _words_re.cache_info().currsize == 0 and _python_scanned + size <= PYTHON_SCAN_CHARS:
+        _python_scanned += size
+        return [span for start, run in runs for span in _longest_words(folded, start, len(run))]
     pattern = _words_re()
-    return [] if pattern is None else [m.span() for m in pattern.finditer(folded_run)]
+    return [] if pattern is None else [m.span() for m in pattern.finditer(folded)]
+
+
+def _longest_words(folded: str, start: int, size: int) -> list[tuple[int, int]]:
+    """The words of folded[start:start + size] as the regex finds them: at each position the
+    longest word that starts there, else the next position."""
+    words = _tables().words
+    longest = _longest_word()
+    out: list[tuple[int, int]] = []
+    i, end = start, start + size
+    while i < end:
+        for n in range(min(longest, end - i), 1, -1):
+            if folded[i : i + n] in words:
+                out.append((i, i + n))
+                i += n
+                break
+        else:
+            i += 1
+    return out
+
+
+@lru_cache(maxsize=1)
+def _longest_word() -> int:
+    return max(map(len, _tables().words), default=0)
 
 
 @lru_cache(maxsize=1)
 def _words_re() -> re.Pattern[str] | None:
     """The words as one regex shaped like a trie (一(?:坏|目瞭然)...): the engine tries one
-    branch per character instead of every word at every position. Built on the first
-    Traditional text (~20 ms), never for Simplified or non-Chinese text."""
+    branch per character instead of every word at every position. Built (~20 ms) once
+    PYTHON_SCAN_CHARS of Traditional text were folded, never for Simplified or non-Chinese
+    text."""
     words = _tables().words
     if not words:
         return None

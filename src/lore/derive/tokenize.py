@@ -35,10 +35,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .fold import ALT_SEPARATOR, alternatives, fold_char
+from .fold import ALT_SEPARATOR, alternatives, char_table, fold_char
 
 # Re-exported: the query side segments Chinese through this module.
 from .segment import segmenter as segmenter
@@ -63,13 +64,15 @@ ESCAPE_SIGN = "\u29f5"  # the backslash of an escape's token: ⧵1 (no text's wo
 AMPERSAND = "\uff06"  # a lone & as a token: ＆ (FTS5's ascii tokenizer keeps it whole)
 # A run of CJK characters, an option (dashes after no word character, dash or dot), a word
 # with a symbol that is part of its name (".NET" after no word character or dot; "C++",
-# "C#" before none), or a run of other word characters.
+# "C#" before none), or a run of other word characters. Every branch but the last starts
+# with its character and looks behind it after (`-(?<!x-)` is `(?<!x)-`): the engine tries
+# a branch only where its first character stands, instead of every lookbehind everywhere.
 _RUN_OR_WORD = re.compile(
     f"[{_CJK_CLASS}]+"
-    f"|(?<!{_WORD})(?<![-_.])--?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run
-    r"|(?<!\\)\\[A-Za-z0-9](?![A-Za-z0-9])"  # an escape: \1, \n (not \section, not \\1)
-    f"|(?<![\\w&])&(?![\\w&])"  # a lone & (not R&D, &amp;, &&)
-    f"|\\.(?<!{_WORD}\\.)(?<!\\.\\.)[^\\W\\d_{_CJK_CLASS}]{_WORD}*"  # the dot first: cheap
+    f"|-(?<!{_WORD}-)(?<![-_.]-)-?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run
+    r"|\\(?<!\\\\)[A-Za-z0-9](?![A-Za-z0-9])"  # an escape: \1, \n (not \section, not \\1)
+    f"|&(?<![\\w&]&)(?![\\w&])"  # a lone & (not R&D, &amp;, &&)
+    f"|\\.(?<!{_WORD}\\.)(?<!\\.\\.)(?!\\d){_WORD}+"  # a name after a dot: .NET, not .5
     f"|{_WORD}+(?:(?:\\+\\+|#)(?!{_WORD}|[#+]))?"  # one pass: the suffix is optional
 )
 _SYMBOL_SUFFIXES = (("++", "pp"), ("#", "sharp"))
@@ -169,6 +172,75 @@ def token_spans(text: str, *, with_alternatives: bool = False) -> list[tuple[str
     for alt in alternatives(text, runs) if with_alternatives else ():
         append((ALT_SEPARATOR, alt.start, alt.start))
         out.extend((c, a, b) for c, (a, b) in zip(alt.text, alt.spans, strict=True))
+    return out
+
+
+def wanted_spans(
+    text: str, wanted: AbstractSet[str], *, with_alternatives: bool = False
+) -> list[tuple[int, str, int, int]]:
+    """(position in the stream, term, start, end) of the tokens of `text` whose term is in
+    `wanted`, in stream order: the same as
+
+        [(i, *span) for i, span in enumerate(token_spans(text, with_alternatives=...))
+         if span[0] in wanted]
+
+    without building the others. A snippet looks for a query's few terms in a whole note,
+    and most of a note is none of them: a CJK run is folded in one `translate` call and
+    skipped when it holds no wanted character (its characters are one token each), each
+    spelling of a word is normalised once per text, and the alternatives are made only
+    when a wanted term could be one of their characters."""
+    out: list[tuple[int, str, int, int]] = []
+    append = out.append
+    runs: list[tuple[int, str]] = []
+    chars = char_table()
+    # Per spelling of a word: its number of tokens, and which of them are wanted where.
+    spelled: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = {}
+    position = 0
+    for match in _RUN_OR_WORD.finditer(text):
+        piece = match.group()
+        if not _CJK_CHAR.match(piece):
+            seen = spelled.get(piece)
+            if seen is None:
+                words = normalize_word(piece)
+                seen = spelled[piece] = (
+                    len(words),
+                    tuple((i, term) for i, term in enumerate(words) if term in wanted),
+                )
+            count, held = seen
+            if held:
+                start, end = match.span()
+                for i, term in held:
+                    append((position + i, term, start, end))
+            position += count
+            continue
+        start = match.start()
+        runs.append((start, piece))
+        # An NFKC-normalised run folds character by character as `translate` does it
+        # (fold_char is NFKC, then the table; a character NFKC changes never stands in
+        # normalised text): one call, and a run holding no wanted term is skipped.
+        if unicodedata.is_normalized("NFKC", piece):
+            folded = piece.translate(chars)
+            if not wanted.isdisjoint(folded):
+                for i, term in enumerate(folded):
+                    if term in wanted:
+                        append((position + i, term, start + i, start + i + 1))
+        else:
+            for i, char in enumerate(piece):
+                term = fold_char(char)
+                if term in wanted:
+                    append((position + i, term, start + i, start + i + 1))
+        position += len(piece)
+    # Alternatives hold CJK characters and their separators only: a query of other terms
+    # cannot match in them.
+    if with_alternatives and any(len(t) == 1 and not t.isascii() for t in wanted):
+        for alt in alternatives(text, runs):
+            if ALT_SEPARATOR in wanted:
+                append((position, ALT_SEPARATOR, alt.start, alt.start))
+            position += 1
+            for i, (char, (a, b)) in enumerate(zip(alt.text, alt.spans, strict=True)):
+                if char in wanted:
+                    append((position + i, char, a, b))
+            position += len(alt.text)
     return out
 
 

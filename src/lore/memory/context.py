@@ -20,7 +20,8 @@ from ..retrieve.query import check_query
 from .access import access_for
 from .entities import Entities
 from .model import ContextView, MemoryHit
-from .recall import memory_hits, named_entities
+from .recall import memory_hits
+from .scope import named_entities
 from .views import section_around, size, trim, window
 
 if TYPE_CHECKING:

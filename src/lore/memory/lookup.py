@@ -25,7 +25,8 @@ from .access import access_for
 from .entities import Entities
 from .model import LookupResult, MemoryHit
 from .rawscan import raw_scan
-from .recall import Coverage, memory_hits, named_entities
+from .recall import Coverage, memory_hits
+from .scope import named_entities
 
 if TYPE_CHECKING:
     from .services import MemoryServices

@@ -1,8 +1,6 @@
-"""Search through memory: alias expansion, access rules, and the memory-path ranking.
+"""Search through memory: the memory-path ranking (what every `Vault.search` is scoped by,
+the access rules and alias expansion, is lore.memory.scope).
 
-- `scope_search` prepares every `Vault.search`: the principal's rules become a filter the
-  query path applies in SQL, and spellings of the entities named in the query are added
-  (a query for "Zhang San" or "zs" also looks for 张三), from visible cards only.
 - `memory_hits` is L2 of `lookup` and the evidence of `context`: hits are cut into the
   entries they sit in (a daily note's sections and items, the core file's lines), each
   score is weighed by proximity (how much of the question one passage of the entry holds:
@@ -20,18 +18,15 @@ from __future__ import annotations
 import datetime as dt
 import re
 from bisect import bisect_right
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..model import Hit, SearchResult
 from ..retrieve.query import QueryPlan, QueryTerm, plan
 from ..retrieve.snippet import SCAN_LIMIT_CHARS, build_evidence, find_matches
-from ..store.query import Filters
-from .access import Access, access_for
+from .access import Access
 from .decay import decay_weight, trust_weight
-from .markdown import fold_key
-from .mentions import Matcher
 from .registry import Registry
+from .scope import expand_query, named_entities
 from .settings import MemorySettings
 
 if TYPE_CHECKING:
@@ -65,63 +60,6 @@ def passages(text: str) -> list[int]:
             joinable = not (_SENTENCE_END.search(line) or _HEADING.match(line))
         offset += len(line) + 1
     return starts
-
-
-def named_entities(query: str, registry: Registry) -> list[tuple[str, list[str]]]:
-    """(spelling as found in the query, entity keys it may mean), in query order."""
-    out: list[tuple[str, list[str]]] = []
-    whole, claimants = registry.resolve(query)
-    if whole is not None or len(claimants) > 1:
-        return [(query.strip(), [whole] if whole else claimants)]
-    for start, end, key in registry.matcher.spans(query):
-        out.append((query[start:end], [key]))
-    conflicts = registry.conflicts()
-    if conflicts:
-        shared = Matcher(
-            (spelling, fold_key(spelling))
-            for info in registry.entities.values()
-            for spelling in info.spellings
-            if fold_key(spelling) in conflicts and registry.resolve(spelling)[0] is None
-        )
-        for start, end, alias_key in shared.spans(query):
-            out.append((query[start:end], conflicts[alias_key]))
-    return out
-
-
-def expand_query(query: str, registry: Registry) -> str:
-    """The query plus the other spellings of every entity it names, each quoted."""
-    present = {fold_key(query)}
-    extra: list[str] = []
-    for found, keys in named_entities(query, registry):
-        present.add(fold_key(found))
-        for key in keys:
-            for spelling in registry.entities[key].spellings:
-                k = fold_key(spelling)
-                if k not in present and len(k) >= 2:
-                    present.add(k)
-                    extra.append('"' + spelling.replace('"', " ").strip() + '"')
-    return f"{query} {' '.join(extra)}" if extra else query
-
-
-def scope_search(
-    services: MemoryServices,
-    query: str,
-    filters: Filters,
-    principal: str | None,
-    expand_aliases: bool,
-    mode: str,
-) -> tuple[str, Filters, SearchResult | None]:
-    """(query text to run, filters with the access rule, or a refusal to return as is)."""
-    access = access_for(services.settings, principal)
-    if access.blind:
-        return query, filters, SearchResult([], query=query, mode=mode, reason=access.reason)
-    if access.globs is not None:
-        filters = replace(filters, allow=access.globs)
-    if expand_aliases and query.strip():
-        registry = services.registry(access)
-        if registry.entities:
-            query = expand_query(query, registry)
-    return query, filters, None
 
 
 class Coverage:

@@ -15,7 +15,6 @@ and an exact-term hit can never be crowded out by vector hits.
 from __future__ import annotations
 
 import datetime as dt
-import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -201,6 +200,6 @@ def nudges(store: Store, ids: list[int]) -> tuple[dict[int, float], dict[int, fl
                 recency[i] = round(0.5 ** ((newest - d).days / RECENCY_HALF_LIFE_DAYS), 6)
         # An undated note may be from any time: the middle of the dated ones, neither
         # favoured nor held back.
-        middle = statistics.median_low(recency.values())
+        middle = sorted(recency.values())[(len(recency) - 1) // 2]  # the low median
         recency.update({i: middle for i, d in dates.items() if d == dt.date.min})
     return priority, recency

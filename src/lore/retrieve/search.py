@@ -7,18 +7,18 @@ the same order.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..derive.fold import has_traditional
 from ..errors import QueryError
 from ..model import Explain, Hit, SearchResult
 from ..store.base import Store
 from ..store.query import Filters
 from ..store.rows import HitRow
 from .query import QueryPlan, QueryTerm, plan, shown_exclusions, shown_query
-from .snippet import Evidence, build_evidence, matched_in
+from .snippet import SCAN_LIMIT_CHARS, Evidence, Match, build_evidence, find_matches, matched_in
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
 MAX_DF_RATIO = 0.1
@@ -57,6 +57,8 @@ def parse_date_bound(value: str | None, *, name: str, end: bool) -> str | None:
     month = int(match.group(2)) if match.group(2) else (12 if end else 1)
     if not 1 <= month <= 12:
         raise QueryError(f"{name}: {value!r} has no month {month}")
+    import calendar  # deferred: only a date filter needs it
+
     last_day = calendar.monthrange(year, month)[1]
     day = int(match.group(3)) if match.group(3) else (last_day if end else 1)
     if not 1 <= day <= last_day:
@@ -311,18 +313,19 @@ def make_hit(
 ) -> Hit:
     """`asked`: the query's plan before pruning (default `query_plan`); its words are the
     ones the hit counts ("matched 2 of 3 words"), those left out as too common included."""
-    if evidence is None:
-        evidence = build_evidence(
-            row.body, row.body_line, row.headings, query_plan.evidence, markers=options.markers
-        )
     words = (asked or query_plan).words
-    # The evidence saw every match in the text it was cut from; names and tags add theirs.
     head = f"{row.title}\n{' '.join(row.tags)}"
-    held = set(evidence.matched) | matched_in(head, query_plan)
     # A word left out of the search (most notes hold it) counts where the note holds it.
     unsearched = [w for w in words if w not in query_plan.terms]
-    if unsearched:
-        held |= matched_in(f"{head}\n{row.body}", QueryPlan(query_plan.text, unsearched))
+    unsearched_held: set[QueryTerm] = set()
+    if evidence is None:
+        evidence, unsearched_held = evidence_and_held(
+            row, head, query_plan.evidence, unsearched, options.markers
+        )
+    elif unsearched:
+        unsearched_held = matched_in(f"{head}\n{row.body}", QueryPlan(query_plan.text, unsearched))
+    # The evidence saw every match in the text it was cut from; names and tags add theirs.
+    held = set(evidence.matched) | matched_in(head, query_plan) | unsearched_held
     return Hit(
         path=row.path,
         title=row.title,
@@ -340,3 +343,39 @@ def make_hit(
         claims=row.claims,
         category=row.category,
     )
+
+
+def evidence_and_held(
+    row: HitRow,
+    head: str,
+    evidence_plan: QueryPlan,
+    unsearched: list[QueryTerm],
+    markers: tuple[str, str],
+) -> tuple[Evidence, set[QueryTerm]]:
+    """The hit's evidence (cut from its body by `evidence_plan`) and which `unsearched`
+    terms `head` + body holds, as two scans would find them: one of the body, one of
+    `head\nbody`. One scan of `head\nbody` serves both when it can: the body's tokens are
+    the same there (no token crosses a line break), unless the text is cut at
+    SCAN_LIMIT_CHARS or is Traditional (its alternatives depend on the whole text)."""
+    joined = f"{head}\n{row.body}"
+    if not unsearched or len(joined) > SCAN_LIMIT_CHARS or has_traditional(joined):
+        evidence = build_evidence(
+            row.body, row.body_line, row.headings, evidence_plan, markers=markers
+        )
+        if not unsearched:
+            return evidence, set()
+        return evidence, matched_in(joined, QueryPlan(evidence_plan.text, unsearched))
+    cited = set(evidence_plan.terms)
+    both = [*evidence_plan.terms, *(t for t in unsearched if t not in cited)]
+    found = find_matches(joined, QueryPlan(evidence_plan.text, both))
+    cut = len(head) + 1
+    in_body = [
+        Match(m.start - cut, m.end - cut, m.term)
+        for m in found
+        if m.start >= cut and m.term in cited
+    ]
+    evidence = build_evidence(
+        row.body, row.body_line, row.headings, evidence_plan, markers=markers, matches=in_body
+    )
+    wanted = set(unsearched)
+    return evidence, {m.term for m in found if m.term in wanted}

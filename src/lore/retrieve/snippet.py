@@ -12,7 +12,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..derive.tokenize import has_cjk, token_spans
+from ..derive.tokenize import has_cjk, wanted_spans
 from ..ingest.markdown import strip_markup
 from .query import QueryPlan, QueryTerm
 
@@ -39,18 +39,26 @@ class Evidence:
 
 
 def find_matches(text: str, plan: QueryPlan) -> list[Match]:
-    """Every occurrence of a plan term in `text`, as character spans of the original text."""
+    """Every occurrence of a plan term in `text`, as character spans of the original text.
+    Only the tokens that are some term's are looked at (wanted_spans): a phrase matches
+    where its tokens stand at consecutive positions of the text's stream."""
     by_first: dict[str, list[QueryTerm]] = {}
     for term in plan.terms:
         by_first.setdefault(term.tokens[0], []).append(term)
-    spans = token_spans(text[:SCAN_LIMIT_CHARS], with_alternatives=True)
-    terms_at = [span[0] for span in spans]
+    wanted = frozenset(tok for term in plan.terms for tok in term.tokens)
+    found = wanted_spans(text[:SCAN_LIMIT_CHARS], wanted, with_alternatives=True)
+    at = {position: (token, end) for position, token, _start, end in found}
     matches: list[Match] = []
-    for i, (token, start, _end) in enumerate(spans):
+    for position, token, start, end in found:
         for term in by_first.get(token, ()):
-            n = len(term.tokens)
-            if n == 1 or tuple(terms_at[i : i + n]) == term.tokens:
-                matches.append(Match(start, spans[i + n - 1][2], term))
+            last = end
+            for k, want in enumerate(term.tokens[1:], 1):
+                got = at.get(position + k)
+                if got is None or got[0] != want:
+                    break
+                last = got[1]
+            else:
+                matches.append(Match(start, last, term))
     return matches
 
 
@@ -157,11 +165,15 @@ def build_evidence(
     *,
     markers: tuple[str, str] = ("«", "»"),
     width: int | None = None,
+    matches: list[Match] | None = None,
 ) -> Evidence:
-    """Cut the snippet for one note body. `headings` are (level, text, offset, line)."""
+    """Cut the snippet for one note body. `headings` are (level, text, offset, line);
+    `matches`: find_matches(body, plan) when the caller has them already."""
     if width is None:
         width = 90 if has_cjk(body[:2000]) else 200
-    matches = sorted(find_matches(body, plan), key=lambda m: (m.start, m.end))
+    if matches is None:
+        matches = find_matches(body, plan)
+    matches = sorted(matches, key=lambda m: (m.start, m.end))
     distinct = {id(m.term): m.term for m in matches}.values()  # hashed once each
     matched_terms = sorted(set(distinct), key=plan.terms.index)
     if not matches:

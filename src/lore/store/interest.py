@@ -14,7 +14,6 @@ run on both backends (lore.store.sql_base).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -86,6 +85,8 @@ class InterestSql(SqlBase):
 
     def notes_digest(self) -> str:
         """A digest of every indexed note's (path, content hash): changes when the index does."""
+        import hashlib  # deferred: the interest map asks, a search does not
+
         digest = hashlib.sha256()
         for path, note_hash in self.query("SELECT path, hash FROM notes ORDER BY path"):
             digest.update(f"{path}\x00{note_hash}\x00".encode())

@@ -291,7 +291,7 @@ class VaultCore:
             mode=self.mode,
             max_df_ratio=self.settings.max_df_ratio,
         )
-        from ..memory.recall import scope_search
+        from ..memory.scope import scope_search
 
         text, filters, refused = scope_search(
             self._memory, query, filters, principal, expand_aliases, options.mode
