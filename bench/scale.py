@@ -171,8 +171,14 @@ def child(vault: Path, queries_file: Path, out_file: Path, db: str | None = None
 
     t = time.perf_counter()
     cpu = resource.getrusage(resource.RUSAGE_SELF)
+    progress = out_file.with_suffix(".progress")
+
+    def derived(done: int, total: int, _path: str) -> None:
+        if done % 1000 == 0 or done == total:  # what a timed-out run still tells
+            progress.write_text(json.dumps([done, total, time.perf_counter() - t]))
+
     v = lore.open(vault, db=db)
-    report = v.sync()
+    report = v.sync(progress=derived)
     result["full_sync_s"] = time.perf_counter() - t
     after, workers = (
         resource.getrusage(resource.RUSAGE_SELF),
@@ -222,6 +228,7 @@ def run_child(
     backend = "sqlite" if db is None else "postgresql"
     out_file = queries_file.with_name(f"result-{vault.name}-{backend}-j{jobs}.json")
     out_file.unlink(missing_ok=True)
+    out_file.with_suffix(".progress").unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "bench.scale", "--child", str(vault), str(queries_file)]
     try:
         proc = subprocess.run(
@@ -233,7 +240,10 @@ def run_child(
             env={**os.environ, "LORE_INDEX_JOBS": jobs} if jobs != "auto" else None,
         )
     except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout:.0f}s"}
+        progress = out_file.with_suffix(".progress")
+        done = json.loads(progress.read_text()) if progress.is_file() else None
+        where = f", {done[0]} of {done[1]} notes derived at {done[2]:.0f}s" if done else ""
+        return {"error": f"timed out after {timeout:.0f}s{where}"}
     result: dict[str, Any] = json.loads(out_file.read_text()) if out_file.is_file() else {}
     if proc.returncode != 0 and "error" not in result:
         tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
