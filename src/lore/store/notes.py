@@ -12,6 +12,11 @@ from typing import Any
 from .rows import NoteRecord, NoteRow, StoredStat, Unreadable
 from .sql_base import SqlBase
 
+NOTE_COLUMNS = (
+    "path", "title", "title_source", "date", "date_source", "mtime_ns", "size", "hash",
+    "frontmatter", "headings", "summary", "body", "body_line", "priority", "status", "truncated",
+)  # fmt: skip
+
 
 def like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -25,8 +30,8 @@ class NotesSql(SqlBase):
 
     # -- the full-text rows of a note (per backend) ------------------------------------------
 
-    def _insert_id(self, sql: str, params: Sequence[Any]) -> int:
-        """Run an INSERT; the id of the row it made."""
+    def _insert_id(self, table: str, columns: tuple[str, ...], values: Sequence[Any]) -> int:
+        """Insert a row into a table with an `id` key; the id it got."""
         raise NotImplementedError
 
     def _index_text(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
@@ -101,12 +106,7 @@ class NotesSql(SqlBase):
             int(row.truncated),
         )
         if note_id is None:
-            note_id = self._insert_id(
-                "INSERT INTO notes(path, title, title_source, date, date_source, mtime_ns, size,"
-                " hash, frontmatter, headings, summary, body, body_line, priority, status,"
-                " truncated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                values,
-            )
+            note_id = self._insert_id("notes", NOTE_COLUMNS, values)
         else:
             self.execute(
                 "UPDATE notes SET path=?, title=?, title_source=?, date=?, date_source=?,"
@@ -115,15 +115,18 @@ class NotesSql(SqlBase):
                 (*values, note_id),
             )
             self._delete_derived(note_id)
-        self.executemany(
-            "INSERT INTO tags(note_id, tag, tag_key, origin, position) VALUES (?,?,?,?,?)"
-            " ON CONFLICT DO NOTHING",
-            [(note_id, tag, tag.casefold(), origin, i) for i, (tag, origin) in enumerate(row.tags)],
+        # A tag (link) repeated under one key is kept as first written, as the SQL
+        # `ON CONFLICT DO NOTHING` of one row at a time would keep it.
+        tags: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for i, (tag, origin) in enumerate(row.tags):
+            tags.setdefault((tag.casefold(), origin), (note_id, tag, tag.casefold(), origin, i))
+        self.append_rows(
+            "tags", ("note_id", "tag", "tag_key", "origin", "position"), list(tags.values())
         )
-        self.executemany(
-            "INSERT INTO links(note_id, target, target_key) VALUES (?,?,?) ON CONFLICT DO NOTHING",
-            [(note_id, target, target.casefold()) for target in row.links],
-        )
+        links: dict[str, tuple[Any, ...]] = {}
+        for target in row.links:
+            links.setdefault(target.casefold(), (note_id, target, target.casefold()))
+        self.append_rows("links", ("note_id", "target", "target_key"), list(links.values()))
         self._index_text(note_id, row.fts)
         self.insert_sections(note_id, row.sections)
         return note_id

@@ -12,6 +12,9 @@ mixins over this class; lore.store.postgres puts them together.
   syncs of one vault are serialised (the second waits up to BUSY_TIMEOUT_MS, then says
   "busy"), syncs of different vaults run in parallel, readers never wait. Readers see
   only committed transactions: never a half-applied sync.
+- A sync's new rows are held in a batch (lore.store.pg_batch) and sent before any other
+  statement of the connection runs, before the commit, and (by a thread of its own) when
+  the batch is full: every statement sees every write made before it.
 - Statements may be written with `?` parameters, as the statements both backends share
   are (lore.store.sql_base): `psycopg_sql` turns each into `%s`.
 """
@@ -28,12 +31,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
-from . import pg_postings
-from .pg_schema import PARTS
+from .pg_batch import Batch, Sender
+from .pg_postings import stage_tables
 from .sql_base import SqlBase
 
 if TYPE_CHECKING:
     import psycopg
+
+    from .pg_schema import Lexicon
 
 BUSY_TIMEOUT_MS = 5_000
 URL_SCHEMES = ("postgresql://", "postgres://")
@@ -122,8 +127,10 @@ class PgBase(SqlBase):
     read_only: bool
     _statements: int = 0  # statements this connection ran (the generation's second half)
     busy_timeout_ms: int = BUSY_TIMEOUT_MS  # how long a write waits for another writer
-    _pending: pg_postings.Pending  # full-text statistics written, not yet applied
-    _part_pending: pg_postings.Pending  # the same for the notes' parts (PARTS)
+    _batch: Batch  # new rows not sent yet (lore.store.pg_batch)
+    _sender: Sender  # the thread sending the batch before it, if any
+    _staged: bool = False  # this session has the stage tables (lore.store.pg_postings)
+    _next_ids: dict[str, int]  # the next id of a table, counted in this transaction
 
     def _connect(self, url: str) -> None:
         try:
@@ -134,7 +141,7 @@ class PgBase(SqlBase):
                 hint=install_hint("postgres"),
             ) from None
         self.Error = psycopg.Error
-        self._pending, self._part_pending = pg_postings.Pending(), pg_postings.Pending()
+        self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -152,6 +159,7 @@ class PgBase(SqlBase):
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one SQL statement (PostgreSQL backend only: for lore.store and tests)."""
+        self._send_batch()
         with self._connected():
             cur = self.conn.execute(psycopg_sql(sql), params)
             return list(cur.fetchall()) if cur.description is not None else []
@@ -159,12 +167,14 @@ class PgBase(SqlBase):
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
         """Run one statement; the rows it changed."""
         self._statements += 1
+        self._send_batch()
         with self._connected():
             return int(self.conn.execute(psycopg_sql(sql), params).rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
             self._statements += 1
+            self._send_batch()
             with self._connected(), self.conn.cursor() as cur:
                 cur.executemany(psycopg_sql(sql), rows)
 
@@ -216,19 +226,98 @@ class PgBase(SqlBase):
                 ) from None
             try:
                 yield
-                self.lexical()  # the statistics are whole before the commit
+                self._send_batch()  # everything written is in before the commit
+                self._advance_sequences()
+            except BaseException:
+                self._staged = False  # stage tables this transaction made are rolled back
+                raise
             finally:
-                # applied, or rolled back with the rest
-                self._pending, self._part_pending = pg_postings.Pending(), pg_postings.Pending()
+                # Sent, or rolled back with the rest: the sender's thread is done first, so
+                # nothing it sends can land after the rollback, outside the transaction.
+                self._sender.settle()
+                self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
             self.execute("UPDATE generation SET n = n + 1")
 
     def lexical(self) -> psycopg.Connection[Any]:
-        """The connection, for lore.store.pg_lexical, with the statistics up to date."""
-        if self._pending:
-            pg_postings.flush(self.conn, self._pending)
-        if self._part_pending:
-            pg_postings.flush(self.conn, self._part_pending, PARTS)
+        """The connection, for lore.store.pg_lexical and pg_postings, with every write
+        made so far sent."""
+        self._send_batch()
         return self.conn
+
+    def staging(self) -> psycopg.Connection[Any]:
+        """`lexical()`, with the stage tables of lore.store.pg_postings made."""
+        self._send_batch()
+        self._stage()
+        return self.conn
+
+    def _stage(self) -> None:
+        if not self._staged:
+            with self._connected():
+                self.conn.execute(stage_tables())
+            self._staged = True
+
+    # -- batched writes ----------------------------------------------------------------------
+
+    def append_rows(
+        self, table: str, columns: tuple[str, ...] | None, rows: list[tuple[Any, ...]]
+    ) -> None:
+        """New rows for a table, sent with the batch (columns None: all, in order)."""
+        if rows:
+            self._statements += 1
+            self._batch.add_rows(table, columns, rows)
+            self._batch_added()
+
+    def append_documents(self, lx: Lexicon, documents: list[tuple[int, tuple[str, ...]]]) -> None:
+        """Documents for a full-text index (lore.store.pg_postings), sent with the batch."""
+        if documents:
+            self._statements += 1
+            self._batch.add_documents(lx, documents)
+            self._batch_added()
+
+    def _batch_added(self) -> None:
+        if not self.in_transaction:
+            self._send_batch()
+        elif self._batch.full:
+            self._sender.start(self._batch, self._send)
+            self._batch = Batch()
+
+    def _send_batch(self) -> None:
+        """Every write made so far is in: the batch being sent, then the one held."""
+        self._sender.wait()
+        if self._batch:
+            self._send(self._batch)
+
+    def _send(self, batch: Batch) -> None:
+        self._stage()
+        with self._connected():
+            batch.send(self.conn)
+
+    def new_ids(self, table: str, n: int) -> list[int]:
+        """`n` new ids for a table's `id` column (notes, sections), given as SQLite gives
+        rowids: one past the largest, ascending. Inside a transaction (the vault's write
+        lock) the largest is read once and the rest are counted here; the table's sequence
+        is moved past them before the commit, for any insert that takes its default."""
+        if not self.in_transaction:
+            return sorted(
+                int(r[0])
+                for r in self.query(
+                    "SELECT nextval(pg_get_serial_sequence(?, 'id')) FROM generate_series(1, ?)",
+                    (table, n),
+                )
+            )
+        first = self._next_ids.get(table)
+        if first is None:
+            first = int(self._scalar(f"SELECT coalesce(max(id), 0) + 1 FROM {table}"))
+        self._next_ids[table] = first + n
+        return list(range(first, first + n))
+
+    def _advance_sequences(self) -> None:
+        for table, following in sorted(self._next_ids.items()):
+            self.execute(
+                "SELECT setval(s, greatest(?, coalesce(pg_sequence_last_value(s), 0)))"
+                " FROM (SELECT pg_get_serial_sequence(?, 'id')::regclass AS s) q",
+                (following - 1, table),
+            )
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:

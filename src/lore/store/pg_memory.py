@@ -26,8 +26,7 @@ class PgMemory(MemorySql, PgBase):
         if rows:
             key = _KEYS[table]
             last = {tuple(row[i] for i in key): row for row in rows}
-            marks = ",".join(["?"] * len(rows[0]))
-            self.executemany(f"INSERT INTO {table} VALUES ({marks})", list(last.values()))
+            self.append_rows(table, None, list(last.values()))
 
     def notes_matching(self, phrases: Iterable[str]) -> dict[str, set[int]]:
         conn, query = self.lexical(), pg_lexical.LexicalQuery

@@ -1,5 +1,6 @@
-"""The notes' PostgreSQL side (lore.store.notes has the rest): a note's full text and its
-body parts are written by lore.store.pg_postings from the token streams the sync gives."""
+"""The notes' PostgreSQL side (lore.store.notes has the rest): new rows go out with the
+batch (lore.store.pg_batch), a note's full text and its body parts are written by
+lore.store.pg_postings from the token streams the sync gives."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 from . import pg_postings
 from .notes import NotesSql
 from .pg_base import PgBase
-from .pg_schema import PARTS
+from .pg_postings import DF_STAGE
+from .pg_schema import NOTES, PARTS
 
 
 class PgNotes(NotesSql, PgBase):
@@ -18,23 +20,22 @@ class PgNotes(NotesSql, PgBase):
         "lower(title) = lower(?) OR path ILIKE ? OR strpos(lower(frontmatter), lower(?)) > 0"
     )
 
-    def _insert_id(self, sql: str, params: Sequence[Any]) -> int:
-        self._statements += 1
-        return int(self.query(f"{sql} RETURNING id", params)[0][0])
+    def _insert_id(self, table: str, columns: tuple[str, ...], values: Sequence[Any]) -> int:
+        (new_id,) = self.new_ids(table, 1)
+        self.append_rows(table, ("id", *columns), [(new_id, *values)])
+        return new_id
 
     def _index_text(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
-        pg_postings.write_notes(self.conn, [(note_id, fields)], self._pending)
+        self.append_documents(NOTES, [(note_id, fields)])
 
     def _unindex_text(self, note_id: int) -> None:
-        pg_postings.delete_notes(self.conn, [note_id], self._pending)
+        pg_postings.delete_documents(self.staging(), [note_id])
 
     def reinsert_fts(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
         self._unindex_text(note_id)
         self._index_text(note_id, fields)
-        self._statements += 1
 
     def clear_search_index(self) -> None:
-        self._pending, self._part_pending = pg_postings.Pending(), pg_postings.Pending()
         for sql in (
             "TRUNCATE lex_postings, lex_docs, lex_terms, term_df",
             "UPDATE lex_stats SET docs = 0, tokens = 0",
@@ -50,27 +51,40 @@ class PgNotes(NotesSql, PgBase):
         ties between parts go by them."""
         if not sections:
             return
-        ids = sorted(
-            int(r[0])
-            for r in self.query(
-                "SELECT nextval(pg_get_serial_sequence('sections', 'id'))"
-                " FROM generate_series(1, ?)",
-                (len(sections),),
-            )
-        )
-        self.executemany(
-            'INSERT INTO sections(id, note_id, start, "end") VALUES (?, ?, ?, ?)',
+        ids = self.new_ids("sections", len(sections))
+        self.append_rows(
+            "sections",
+            ("id", "note_id", "start", "end"),
             [
                 (pid, note_id, start, end)
                 for pid, (start, end, _t) in zip(ids, sections, strict=True)
             ],
         )
-        parts = [(pid, (tokens,)) for pid, (_s, _e, tokens) in zip(ids, sections, strict=True)]
-        pg_postings.write_notes(self.conn, parts, self._part_pending, PARTS)
+        self.append_documents(
+            PARTS, [(pid, (tokens,)) for pid, (_s, _e, tokens) in zip(ids, sections, strict=True)]
+        )
 
     def _delete_sections(self, note_id: int) -> None:
         ids = [
             int(r[0])
             for r in self.query("DELETE FROM sections WHERE note_id = ? RETURNING id", (note_id,))
         ]
-        pg_postings.delete_notes(self.conn, ids, self._part_pending, PARTS)
+        pg_postings.delete_documents(self.staging(), ids, PARTS)
+
+    def apply_df(self, delta: dict[str, int]) -> None:
+        """Set-wise: the changes go in by COPY and change `term_df` in two statements."""
+        changes = [(term, n) for term, n in delta.items() if n]
+        if not changes:
+            return
+        with self._connected(), self.staging().cursor() as cur:
+            with cur.copy(f"COPY {DF_STAGE} FROM STDIN") as copy:
+                for row in changes:
+                    copy.write_row(row)
+            cur.execute(
+                f"UPDATE term_df t SET df = t.df + d.df FROM {DF_STAGE} d WHERE t.term = d.term;"
+                f" INSERT INTO term_df (term, df) SELECT term, df FROM {DF_STAGE} d"
+                " WHERE NOT EXISTS (SELECT 1 FROM term_df t WHERE t.term = d.term) ORDER BY term;"
+                f" DELETE FROM term_df t USING {DF_STAGE} d WHERE t.term = d.term AND t.df <= 0;"
+                f" TRUNCATE {DF_STAGE}"
+            )
+        self._statements += 1

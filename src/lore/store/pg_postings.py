@@ -4,19 +4,22 @@ column and its length, and the statistics BM25 reads (lore.store.pg_schema descr
 tables; lore.store.pg_lexical ranks from them).
 
 Terms are the tokens, and the bigrams of two adjacent one-character tokens (most Chinese
-words), so a two-character word is looked up as one term. The statistics (document
-frequencies, notes and tokens) change by `Pending` deltas, applied once per transaction.
+words), so a two-character word is looked up as one term. Documents are written a batch
+at a time (lore.store.pg_batch): their postings go through a temporary table by COPY, and
+the statistics (document frequencies, documents and tokens) are changed set-wise, each row
+once per batch (a common word's row updated once per note would be rewritten thousands of
+times in one sync, each version behind the last). Syncs of one vault are serialised by its
+advisory lock (lore.store.pg_base), so no two transactions change these rows at once.
 A note's parts are written the same way to the PARTS tables (a part is a document there).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .pg_schema import NOTES, Lexicon
+from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
     import psycopg
@@ -63,136 +66,120 @@ def note_postings(fields: Sequence[str]) -> tuple[int, dict[str, list[int]]]:
 # -- writes (inside the caller's transaction) ----------------------------------------------
 
 
-@dataclass
-class Pending:
-    """Changes to the statistics that writes made and `flush` has not applied yet. They are
-    applied once, before anything reads the statistics and before the transaction commits:
-    a row updated once per note (a common word's, lex_stats) would otherwise be rewritten
-    thousands of times in one sync, each version behind the last."""
-
-    df: dict[str, list[int]] = field(default_factory=dict)  # term -> [any, per column...]
-    docs: int = 0
-    tokens: int = 0
-
-    def __bool__(self) -> bool:
-        return bool(self.df or self.docs or self.tokens)
-
-    def add(self, counts: Mapping[str, list[int]], sign: int) -> None:
-        for term, per_column in counts.items():
-            row = self.df.get(term)
-            if row is None:
-                row = self.df[term] = [0] * (len(per_column) + 1)
-            row[0] += sign
-            for i, n in enumerate(per_column, 1):
-                if n:
-                    row[i] += sign
+def _stage(lx: Lexicon) -> tuple[str, str]:
+    """The session's temporary tables a batch passes through: its postings with their
+    terms as text, and its terms with their document counts."""
+    return f"lore_stage_{lx.postings}", f"lore_stage_{lx.terms}"
 
 
-def _term_ids(
-    conn: Connection, terms: Iterable[str], *, create: bool, lx: Lexicon
-) -> dict[str, int]:
-    keys = sorted(set(terms))
-    if not keys:
-        return {}
-    if create:
-        # Sorted, so two writers adding the same new terms wait for each other, never
-        # deadlock (each unique-index entry is taken in the same order).
-        conn.execute(
-            f"INSERT INTO {lx.terms} (term) SELECT t FROM unnest(%s::text[]) AS t ORDER BY t"
-            " ON CONFLICT (term) DO NOTHING",
-            (keys,),
-        )
-    rows = conn.execute(f"SELECT term, id FROM {lx.terms} WHERE term = ANY(%s)", (keys,))
-    return {str(term): int(tid) for term, tid in rows}
+def stage_tables() -> str:
+    """The statement making the temporary tables the writes here and in lore.store.pg_notes
+    pass through, if this session has not made them yet: its own, never seen by a reader,
+    gone when it ends (or when the transaction that made them rolls back)."""
+    out = []
+    for lx in (NOTES, PARTS):
+        postings, terms = _stage(lx)
+        tf = ", ".join(f"tf_{c} integer" for c in lx.columns)
+        df = ", ".join(f"df_{c} integer" for c in lx.columns)
+        out += [
+            f'CREATE TEMP TABLE IF NOT EXISTS {postings} (term text COLLATE "C", doc bigint,'
+            f" len integer, {tf})",
+            f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df})',
+        ]
+    out += [
+        f"CREATE TEMP TABLE IF NOT EXISTS {EMPTIED} (id integer)",
+        f'CREATE TEMP TABLE IF NOT EXISTS {DF_STAGE} (term text COLLATE "C", df integer)',
+    ]
+    return "; ".join(out)
 
 
-def flush(conn: Connection, pending: Pending, lx: Lexicon = NOTES) -> None:
-    """Apply the pending changes to the statistics (in the caller's transaction), in key
-    order, and forget them."""
-    if not pending:
-        return
-    ids = _term_ids(conn, pending.df, create=False, lx=lx)
-    changed = sorted((ids[t], d) for t, d in pending.df.items() if any(d))
-    if changed:
-        order = [tid for tid, _d in changed]
-        conn.execute(
-            f"SELECT 1 FROM {lx.terms} WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (order,)
-        )
-        columns = list(zip(*(d for _tid, d in changed), strict=True))
-        conn.execute(
-            f"UPDATE {lx.terms} t SET df = t.df + d.df,"
-            + ", ".join(f" df_{c} = t.df_{c} + d.df_{c}" for c in lx.columns)
-            + f" FROM unnest(%s::int4[], %s::int4[], {', '.join(['%s::int4[]'] * lx.width)})"
-            f" AS d(id, df, {lx.df}) WHERE t.id = d.id",
-            (order, *[list(c) for c in columns]),
-        )
-        conn.execute(f"DELETE FROM {lx.terms} WHERE id = ANY(%s) AND df <= 0", (order,))
-    if pending.docs or pending.tokens:
-        conn.execute(
-            f"UPDATE {lx.stats} SET docs = docs + %s, tokens = tokens + %s",
-            (pending.docs, pending.tokens),
-        )
-    pending.df.clear()
-    pending.docs = pending.tokens = 0
+EMPTIED = "lore_stage_emptied"  # terms a deletion left without documents
+DF_STAGE = "lore_stage_df"  # term_df changes (lore.store.pg_notes.apply_df)
 
 
-def write_notes(
-    conn: Connection,
-    notes: Sequence[tuple[int, Sequence[str]]],
-    pending: Pending,
-    lx: Lexicon = NOTES,
+def _ids(values: Sequence[int]) -> str:
+    """Integer ids as an array literal (statements of several parts take no parameters)."""
+    return "ARRAY[" + ",".join(str(int(v)) for v in values) + "]::bigint[]"
+
+
+def write_documents(
+    conn: Connection, documents: Sequence[tuple[int, Sequence[str]]], lx: Lexicon = NOTES
 ) -> None:
-    """Index these notes ((note id, token streams in LEX_COLUMNS order)); none of them may
-    be indexed already (delete_notes first when a note changed). Their statistics are
-    added to `pending`."""
-    if not notes:
+    """Index these documents ((id, token streams in the lexicon's column order)); none of
+    them may be indexed already (delete_documents first when one changed). Their terms'
+    document frequencies and the index's statistics are updated set-wise: each term row
+    once per batch, whatever the number of documents holding it. Three round trips: two
+    COPYs and one statement of several parts. The stage tables must exist."""
+    if not documents:
         return
-    derived = []
-    terms: set[str] = set()
-    for note_id, fields in notes:
-        size, counts = note_postings(fields)
-        derived.append((note_id, size, counts))
-        pending.add(counts, +1)
-        pending.docs += 1
-        pending.tokens += size
-        terms.update(counts)
-    ids = _term_ids(conn, terms, create=True, lx=lx)
+    postings, terms = _stage(lx)
+    tokens = 0
     with conn.cursor() as cur:
-        with cur.copy(
-            f"COPY {lx.postings} (term_id, {lx.doc}, len, {lx.tf}) FROM STDIN (FORMAT BINARY)"
-        ) as copy:
-            copy.set_types(["int4", "int8"] + ["int4"] * (1 + lx.width))
-            for note_id, size, counts in derived:
+        with cur.copy(f"COPY {postings} FROM STDIN") as copy:
+            lengths = []
+            for doc_id, fields in documents:
+                size, counts = note_postings(fields)
+                lengths.append(size)
+                tokens += size
                 for term, per_column in counts.items():
-                    copy.write_row((ids[term], note_id, size, *per_column))
+                    copy.write_row((term, doc_id, size, *per_column))
         columns = ", ".join(lx.columns)
         with cur.copy(f"COPY {lx.docs} ({lx.doc}, len, {columns}) FROM STDIN") as copy:
-            for (note_id, fields), (_nid, size, _c) in zip(notes, derived, strict=True):
-                copy.write_row((note_id, size, *fields))
+            for (doc_id, fields), size in zip(documents, lengths, strict=True):
+                copy.write_row((doc_id, size, *fields))
+    df_counts = ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0)" for c in lx.columns)
+    added = ", ".join(f"df_{c} = t.df_{c} + a.df_{c}" for c in lx.columns)
+    conn.execute(
+        f"ANALYZE {postings};"
+        f" INSERT INTO {terms} SELECT term, count(*), {df_counts} FROM {postings} GROUP BY term;"
+        f" UPDATE {lx.terms} t SET df = t.df + a.df, {added} FROM {terms} a"
+        " WHERE t.term = a.term;"
+        f" INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
+        f" FROM {terms} a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
+        " ORDER BY a.term;"
+        # In index order: each page of the primary key is written once per batch.
+        f" INSERT INTO {lx.postings} (term_id, {lx.doc}, len, {lx.tf})"
+        f" SELECT t.id, s.doc, s.len, {', '.join(f's.tf_{c}' for c in lx.columns)}"
+        f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term ORDER BY t.id, s.doc;"
+        f" UPDATE {lx.stats} SET docs = docs + {len(documents)}, tokens = tokens + {tokens};"
+        f" TRUNCATE {postings}, {terms}"
+    )
 
 
-def delete_notes(
-    conn: Connection, note_ids: Sequence[int], pending: Pending, lx: Lexicon = NOTES
-) -> None:
-    """Take these notes out of the index (ids not indexed are ignored); their statistics
-    are taken out of `pending`."""
-    if not note_ids:
+def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOTES) -> None:
+    """Take these documents out of the index (ids not indexed are ignored), with their
+    share of the document frequencies and statistics; a term no document holds any more
+    is dropped. A document's postings are found from its token streams, through the
+    primary key (no index by document: it would cost every insert a third more). Three
+    round trips: the streams, a COPY of their terms, one statement of several parts. The
+    stage tables must exist."""
+    if not doc_ids:
         return
-    pairs: list[tuple[str, int]] = []
+    postings, _terms = _stage(lx)
     rows = conn.execute(
         f"SELECT {lx.doc}, {', '.join(lx.columns)} FROM {lx.docs} WHERE {lx.doc} = ANY(%s)",
-        (list(note_ids),),
+        ([int(i) for i in doc_ids],),
     ).fetchall()
-    for note_id, *fields in rows:
-        size, counts = note_postings(fields)
-        pending.add(counts, -1)
-        pending.docs -= 1
-        pending.tokens -= size
-        pairs.extend((term, int(note_id)) for term in counts)
-    ids = _term_ids(conn, {t for t, _n in pairs}, create=False, lx=lx)
+    if not rows:
+        return
+    with conn.cursor() as cur, cur.copy(f"COPY {postings} (term, doc) FROM STDIN") as copy:
+        for doc_id, *fields in rows:
+            for term in note_postings(fields)[1]:
+                copy.write_row((term, doc_id))
+    counts = ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0) AS df_{c}" for c in lx.columns)
+    taken = ", ".join(f"df_{c} = t.df_{c} - g.df_{c}" for c in lx.columns)
+    tf = ", ".join(f"p.tf_{c}" for c in lx.columns)
     conn.execute(
-        f"DELETE FROM {lx.postings} p USING unnest(%s::int4[], %s::int8[]) AS d(term_id, doc)"
-        f" WHERE p.term_id = d.term_id AND p.{lx.doc} = d.doc",
-        ([ids[t] for t, _n in pairs], [n for _t, n in pairs]),
+        f"WITH gone AS (DELETE FROM {lx.postings} p USING {postings} s JOIN {lx.terms} t"
+        f" ON t.term = s.term WHERE p.term_id = t.id AND p.{lx.doc} = s.doc"
+        f" RETURNING p.term_id, {tf}),"
+        f" counted AS (SELECT term_id, count(*) AS df, {counts} FROM gone GROUP BY term_id),"
+        f" changed AS (UPDATE {lx.terms} t SET df = t.df - g.df, {taken} FROM counted g"
+        " WHERE t.id = g.term_id RETURNING t.id, t.df)"
+        f" INSERT INTO {EMPTIED} SELECT id FROM changed WHERE df <= 0;"
+        f" DELETE FROM {lx.terms} WHERE id IN (SELECT id FROM {EMPTIED});"
+        f" WITH d AS (DELETE FROM {lx.docs} WHERE {lx.doc} = ANY({_ids([r[0] for r in rows])})"
+        f" RETURNING len) UPDATE {lx.stats} SET docs = docs - (SELECT count(*) FROM d),"
+        " tokens = tokens - (SELECT coalesce(sum(len), 0) FROM d);"
+        f" TRUNCATE {postings}, {EMPTIED}"
     )
-    conn.execute(f"DELETE FROM {lx.docs} WHERE {lx.doc} = ANY(%s)", ([int(r[0]) for r in rows],))

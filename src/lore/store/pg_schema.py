@@ -254,10 +254,17 @@ def m003_sections(execute: Callable[[str], Any]) -> None:
     )
 
 
+def m004_postings_by_term(execute: Callable[[str], Any]) -> None:
+    """The postings are found by term only (issue 15): a document's own are found from its
+    token streams through the primary key, so an insert maintains one index, not two."""
+    execute("DROP INDEX IF EXISTS lex_postings_note; DROP INDEX IF EXISTS part_postings_part")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Callable[[str], Any]], None]]] = [
     ("m001_core", m001_core),
     ("m002_pinyin", m002_pinyin),
     ("m003_sections", m003_sections),
+    ("m004_postings_by_term", m004_postings_by_term),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 # Tables no migration makes: pgvector's, made once the dimension is known.

@@ -9,6 +9,7 @@ SQLite's GLOB (paths, access rules) becomes an anchored regular expression here
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -17,7 +18,7 @@ from .pg_base import PgBase, psycopg_sql
 from .pg_schema import PARTS
 from .query import Filters, TextQuery
 from .schema import FTS_COLUMNS
-from .search import SearchSql
+from .search import TAG_SOURCES, SearchSql
 
 
 def glob_regex(pattern: str) -> str:
@@ -97,6 +98,20 @@ def _candidate_filter(
 
 
 class PgSearch(SearchSql, PgBase):
+    def tag_holders(
+        self, keys: Sequence[str], *, derived: bool, limit: int
+    ) -> dict[str, list[tuple[int, str]]]:
+        """One statement for every tag (a round trip each would be most of a query's time)."""
+        table, origin = TAG_SOURCES[derived]
+        out: dict[str, list[tuple[int, str]]] = {key: [] for key in keys}
+        for key, n in self.query(
+            f"SELECT k.key, h.note_id FROM unnest(?::text[]) AS k(key) CROSS JOIN LATERAL"
+            f" (SELECT note_id FROM {table} WHERE tag_key = k.key{origin} LIMIT ?) h",
+            [list(out), limit],
+        ):
+            out[str(key)].append((int(n), str(key)))
+        return out
+
     def _frequencies_within(self, tokens: list[str], allow: tuple[str, ...]) -> dict[str, int]:
         where, params = self.allow_sql(allow)
         return {

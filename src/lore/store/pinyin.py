@@ -55,13 +55,13 @@ class PinyinSql(SqlBase):
 
     def add_pinyin(self, note_id: int, names: Sequence[PinyinName], keys: Iterable[str]) -> None:
         """A note's names in order and its candidate keys."""
-        self.executemany(
-            "INSERT INTO name_pinyin(note_id, seq, kind, name, units) VALUES (?,?,?,?,?)",
+        self.append_rows(
+            "name_pinyin",
+            ("note_id", "seq", "kind", "name", "units"),
             [(note_id, seq, n.kind, n.name, n.units) for seq, n in enumerate(names)],
         )
-        self.executemany(
-            "INSERT INTO pinyin_keys(key, note_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            [(key, note_id) for key in sorted(keys)],
+        self.append_rows(
+            "pinyin_keys", ("key", "note_id"), [(key, note_id) for key in sorted(set(keys))]
         )
 
     def pinyin_candidates(self, words: Sequence[str], filters: Filters, limit: int) -> list[int]:

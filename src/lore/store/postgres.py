@@ -54,6 +54,26 @@ class PostgresStore(
         self.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema).as_string(self.conn))
         # public last: pgvector's type lives there.
         self.execute(sql.SQL("SET search_path = {}, public").format(schema).as_string(self.conn))
+        if self._peek_version() != SCHEMA_VERSION:
+            self._migrate()
+        recorded = self.get_meta("vault_root")
+        if recorded != str(self.vault_root):
+            raise VaultMismatchError(
+                f"the vault {self.namespace} in {self.url} belongs to {recorded},"
+                f" not {self.vault_root}",
+                hint="pass that vault, or name another with vault=NAME in the URL",
+            )
+
+    def _peek_version(self) -> int | None:
+        """The schema version, read without the write lock (None: no lore index yet): a
+        schema already up to date is opened without waiting for a sync in progress."""
+        if not self._scalar("SELECT to_regclass('meta') IS NOT NULL"):
+            return None
+        value = self.get_meta("schema_version")
+        return int(value) if value is not None and value.isdigit() else None
+
+    def _migrate(self) -> None:
+        """Make the schema, or bring it up to date, under the vault's write lock."""
         with self.transaction():
             version = self._schema_version()
             if version > SCHEMA_VERSION:
@@ -69,13 +89,6 @@ class PostgresStore(
             if version == 0:
                 self.set_meta("tokenizer_version", TOKENIZER_VERSION)
                 self.set_meta("vault_root", str(self.vault_root))
-        recorded = self.get_meta("vault_root")
-        if recorded != str(self.vault_root):
-            raise VaultMismatchError(
-                f"the vault {self.namespace} in {self.url} belongs to {recorded},"
-                f" not {self.vault_root}",
-                hint="pass that vault, or name another with vault=NAME in the URL",
-            )
 
     def _schema_version(self) -> int:
         """How many migrations the vault's schema has had (0: a new, empty schema)."""

