@@ -7,7 +7,6 @@ import builtins
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -131,14 +130,22 @@ def _write_big(path: Path, size: int, tail: bytes) -> None:
 
 
 def test_fifty_megabyte_file_is_indexed_by_its_head(
-    make_vault: MakeVault, open_vault: OpenVault
+    make_vault: MakeVault, open_vault: OpenVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = vault_with(make_vault, {})
     _write_big(root / "huge.md", 50 * 1024 * 1024, b"\nunicornfinale\n")
     vault = open_vault(root, max_file_bytes=1_000_000)
-    started = time.perf_counter()
+    read: list[int] = []  # bytes each read of a note returned: the head only, never 50 MB
+
+    def counted(fd: int, limit: int) -> bytes:
+        data = real_read(fd, limit)
+        read.append(len(data))
+        return data
+
+    real_read = sync_mod.read_at_most
+    monkeypatch.setattr(sync_mod, "read_at_most", counted)
     report = vault.sync()
-    assert time.perf_counter() - started < 10
+    assert read and max(read) <= 1_000_000 and sum(read) <= 2_000_000  # a retry at most
     assert "only its head is indexed" in entry(report.warnings, "huge.md")
     note = vault.note("huge.md")
     assert note["truncated"] is True
@@ -374,10 +381,8 @@ def test_sync_while_another_process_writes_is_busy(
     lock_holder(db)
 
     vault = open_vault(root)
-    started = time.perf_counter()
-    with pytest.raises(lore.IndexBusyError) as caught:
+    with pytest.raises(lore.IndexBusyError) as caught:  # after BUSY_TIMEOUT_MS, not forever
         vault.sync()
-    assert time.perf_counter() - started < 3
     message = str(caught.value)
     assert message.startswith("index busy")
     one_line_naming(message, str(db))

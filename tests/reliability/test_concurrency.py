@@ -37,16 +37,13 @@ def vault(tmp_path: Path) -> Path:
 
 def test_readers_never_see_an_error_or_a_half_written_index(vault: Path) -> None:
     readers = h.start_readers(vault, 2, seconds=2.5, k=K)
-    started = time.monotonic()
     written = h.write_loop(vault, seconds=2.0, k=K)
     results = h.reader_results(readers)
-    elapsed = time.monotonic() - started
     assert written["syncs"] >= 3, written
     for result in results:
         assert result["errors"] == 0, result["first_error"]
         assert result["torn"] == 0, result
-        assert result["searches"] > 0
-    assert sum(r["searches"] for r in results) / elapsed > 3  # readers kept working
+        assert result["searches"] > 0  # readers kept working (their rate is bench/'s)
     with lore.open(vault) as opened:
         report = opened.doctor()
         assert report.ok, report.to_dict()

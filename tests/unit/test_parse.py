@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -190,9 +188,7 @@ def test_yaml_alias_bomb_is_refused_quickly() -> None:
         prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
         lines.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 9)}]")
     text = "---\n" + "\n".join(lines) + "\n---\n# Laughs\nbody\n"
-    started = time.perf_counter()
-    parsed = note(text)
-    assert time.perf_counter() - started < 1.0
+    parsed = note(text)  # refused before any expansion (a billion "lol"s would not return)
     assert parsed.frontmatter == {}
     assert len(parsed.problems) == 1
     assert "alias" in parsed.problems[0].message
@@ -221,9 +217,7 @@ def test_front_matter_at_the_depth_limit_is_accepted_one_past_it_refused() -> No
 
 @pytest.mark.parametrize("depth", [MAX_FRONTMATTER_DEPTH + 5, 5000])
 def test_deeply_nested_front_matter_is_refused(depth: int) -> None:
-    started = time.perf_counter()
     parsed = note(_nested(depth))
-    assert time.perf_counter() - started < 2.0
     assert parsed.frontmatter == {}
     assert len(parsed.problems) == 1
     assert "nest" in parsed.problems[0].message  # "nested too deeply", "maximum nesting depth"
