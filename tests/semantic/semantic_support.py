@@ -248,6 +248,7 @@ def llm_env(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     monkeypatch.setenv("LORE_LLM_PROVIDER", "openai")
     monkeypatch.setenv("LORE_LLM_BASE_URL", url)
     monkeypatch.setenv("LORE_LLM_MODEL", "scripted-chat")
+    monkeypatch.setenv("LORE_LLM_BACKOFF", "0")  # retries without sleeping
 
 
 NOTES = {

@@ -59,6 +59,8 @@ def _endpoint_for(settings: ProviderSettings, part: str) -> object:
         model=str(model),
         api_key=os.environ.get(f"{env}_API_KEY") or None,
         timeout=float(getattr(settings, f"{prefix}_timeout")),
+        retries=int(getattr(settings, f"{prefix}_retries")),
+        backoff=float(getattr(settings, f"{prefix}_backoff")),
     )
 
 
