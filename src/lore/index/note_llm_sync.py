@@ -112,8 +112,13 @@ TEXTS_PLAN = "beside-head-tail"
 
 
 def replan_summarised(store: SqlStore) -> None:
+    """Plan the LLM notes' texts again (no write at all when there are none: a sync that
+    has nothing to do writes nothing, even on a full disk)."""
+    todo = sql.summarised(store)
+    if not todo:
+        return
     with store.transaction():
-        for note_id in sql.summarised(store):
+        for note_id in todo:
             fresh = load_sources(store, [note_id]).get(note_id)
             if fresh is not None and sql.has_texts(store, note_id):
                 store.write_texts(note_id, planned(texts_of(fresh)))
