@@ -36,9 +36,10 @@ def texts_of(source: NoteSource) -> list[NoteText]:
     one more text beside it: the vector channel takes a note's best text, so the LLM's
     summary can bring a note the head and tail miss, and never takes a match away
     (bench/results/llm_summary.md: replacing the head and tail lost as often as it won)."""
+    if not source.llm_summary:  # the stored summary is the one without a model
+        return note_texts(source.title, source.body, source.headings, source.summary, source.tags)
     own, _source = base_summary(source.frontmatter, source.body, source.title)
-    llm = source.summary if source.summary.strip() != own.strip() else None
-    return note_texts(source.title, source.body, source.headings, own, source.tags, llm)
+    return note_texts(source.title, source.body, source.headings, own, source.tags, source.summary)
 
 
 def _version(tags: bool) -> str:
@@ -101,6 +102,7 @@ def _derive_one(
         source.summary,
         list(dict.fromkeys(author + found)),
         source.frontmatter,
+        source.llm_summary,
     )
     store.write_texts(nid, planned(texts_of(full)))
     store.mark_derived(nid, digest, _version(tags))

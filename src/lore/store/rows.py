@@ -121,6 +121,7 @@ class NoteSource:
     summary: str
     tags: list[str]  # every tag: front matter, inline, heuristic, llm (in that order)
     frontmatter: dict[str, Any] = field(default_factory=dict)
+    llm_summary: bool = False  # `summary` is the LLM's (a current row has one)
 
 
 @dataclass(frozen=True)

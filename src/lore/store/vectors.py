@@ -158,10 +158,12 @@ class VectorSql(SqlBase):
                 params,
             ):
                 tags.setdefault(int(nid), []).append(str(tag))
-            among, params = self.in_ids("id", chunk)
-            for nid, path, title, body, headings, summary, fm in self.query(
-                "SELECT id, path, title, body, headings, summary, frontmatter FROM notes"
-                f" WHERE {among}",
+            among, params = self.in_ids("n.id", chunk)
+            for nid, path, title, body, headings, summary, fm, by_llm in self.query(
+                "SELECT n.id, n.path, n.title, n.body, n.headings, n.summary, n.frontmatter,"
+                " EXISTS (SELECT 1 FROM note_llm l WHERE l.note_id = n.id"
+                " AND l.note_hash = n.hash AND l.summary IS NOT NULL)"
+                f" FROM notes n WHERE {among}",
                 params,
             ):
                 heads: Headings = [
@@ -177,6 +179,7 @@ class VectorSql(SqlBase):
                     str(summary),
                     unique,
                     json.loads(fm),
+                    bool(by_llm),
                 )
         return out
 
