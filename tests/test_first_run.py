@@ -71,7 +71,7 @@ def test_show_takes_a_path_without_md_an_id_a_title_or_an_alias(make_vault: Make
 def test_show_takes_a_title_retyped_and_suggests_the_closest_names(make_vault: MakeVault) -> None:
     root = make_vault(
         {
-            "linux/dnf-guide.md": "# DNF 包管理工具指南（心智模型 + 最佳实践）\n\n用 dnf 装软件。\n",
+            "linux/dnf-guide.md": "# DNF 包管理工具指南（心智模型 + 最佳实践）\n\ndnf.\n",
             "linux/apt.md": "# APT 包管理\n\napt install.\n",
             "other.md": "# Cooking\n\nRice.\n",
         },

@@ -26,6 +26,7 @@ from .sqlite_memory import SqliteMemory
 from .sqlite_notes import SqliteNotes
 from .sqlite_search import SqliteSearch
 from .sqlite_vectors import SqliteVectors
+from .tokens import TokenSql
 from .transfer import TransferSql
 
 __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "disk_full"]
@@ -60,6 +61,7 @@ class SqliteStore(
     InterestSql,
     CheckSql,
     TransferSql,
+    TokenSql,
 ):
     """An open index file. Not thread-safe: one store per thread or process.
 

@@ -219,31 +219,29 @@ class NoteFacade(VaultCore):
         """A new access token for `lore serve` (its secret is in the result, once)."""
         from ..tokens import add_token
 
-        return add_token(
-            self._sqlite("access tokens"), name, principal=principal, can_write=can_write
-        )
+        return add_token(self.store, name, principal=principal, can_write=can_write)
 
     def tokens(self) -> list[TokenInfo]:
         from ..tokens import list_tokens
 
-        return list_tokens(self._sqlite("access tokens"))
+        return list_tokens(self.store)
 
     def revoke_token(self, name: str) -> TokenInfo:
         from ..tokens import revoke_token
 
-        return revoke_token(self._sqlite("access tokens"), name)
+        return revoke_token(self.store, name)
 
     def record_token_use(self, name: str) -> None:
         """Note that the token `name` was used now (to the minute; `lore token list`)."""
         from ..tokens import record_use
 
-        record_use(self._sqlite("access tokens"), name)
+        record_use(self.store, name)
 
     def verify_token(self, secret: str) -> TokenInfo | None:
         """The valid token whose secret this is (None: unknown or revoked)."""
         from ..tokens import verify_token
 
-        return verify_token(self._sqlite("access tokens"), secret)
+        return verify_token(self.store, secret)
 
 
 def note_json(record: NoteRecord) -> dict[str, Any]:
