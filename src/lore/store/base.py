@@ -484,6 +484,11 @@ class Store(Protocol):
         "postgresql", "server": …, "pgvector": …}; an extension not there says so."""
         ...
 
+    def reset_command(self) -> list[str]:
+        """The command (argv) that deletes this index, for doctor to name when the index is
+        beyond repair: the file and its side files, or the vault's schema on a server."""
+        ...
+
     def migrations(self) -> list[str]:
         """The names of this backend's migrations, in order (schema_version counts them)."""
         ...

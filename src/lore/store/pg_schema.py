@@ -265,7 +265,7 @@ def m005_tokens(execute: Callable[[str], Any]) -> None:
     derived from the vault, so `lore rebuild` keeps them. Only a hash of each secret."""
     execute(
         """
-        CREATE TABLE IF NOT EXISTS tokens (
+        CREATE TABLE tokens (
             name       TEXT PRIMARY KEY,
             hash       TEXT NOT NULL UNIQUE,
             principal  TEXT,
