@@ -89,7 +89,7 @@ class NoteFacade(VaultCore):
             )
         words = shlex.quote(text) if shown(text) == text else "WORDS"
         nearest = "".join(
-            f"{'; closest by name: ' if i == 0 else ', '}{path} ({shown(title)})"
+            f"{'; closest by name: ' if i == 0 else ', '}{shown(path)} ({shown(title)})"
             for i, (path, title) in enumerate(close)
         )
         raise PathError(
