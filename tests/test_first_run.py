@@ -68,6 +68,30 @@ def test_show_takes_a_path_without_md_an_id_a_title_or_an_alias(make_vault: Make
     one_line_naming(missing.stderr.strip(), "nothing here", "lore search")
 
 
+def test_show_takes_a_title_retyped_and_suggests_the_closest_names(make_vault: MakeVault) -> None:
+    root = make_vault(
+        {
+            "linux/dnf-guide.md": "# DNF 包管理工具指南（心智模型 + 最佳实践）\n\ndnf.\n",
+            "linux/apt.md": "# APT 包管理\n\napt install.\n",
+            "other.md": "# Cooking\n\nRice.\n",
+        },
+        index=True,
+    )
+    # Retyped with ASCII parentheses, another case, other spaces: the same name.
+    retyped = CliRunner().invoke(
+        main, ["show", "dnf 包管理工具指南(心智模型+最佳实践)", "--vault", str(root), "--json"]
+    )
+    assert retyped.exit_code == 0, retyped.output
+    assert json.loads(retyped.stdout)["path"] == "linux/dnf-guide.md"
+    # Part of a title is no name, but the error says which notes come close.
+    part = CliRunner().invoke(main, ["show", "DNF 包管理工具指南", "--vault", str(root)])
+    assert part.exit_code == 1
+    line = part.stderr.strip()
+    one_line_naming(line, "DNF 包管理工具指南", "closest by name", "linux/dnf-guide.md")
+    assert line.index("linux/dnf-guide.md") < line.index("linux/apt.md")
+    assert "other.md" not in line  # shares no word with the name
+
+
 def test_many_notes_with_one_problem_are_one_line_and_quiet_says_none(
     make_vault: MakeVault,
 ) -> None:

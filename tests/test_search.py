@@ -381,6 +381,19 @@ def test_snippet_keeps_identifiers_with_underscores_and_stars(
     assert kept in build_evidence(body, 1, [], plan(query)).snippet
 
 
+def test_a_query_words_characters_are_not_highlighted_beside_the_word() -> None:
+    """消 of 消息 backs up 消费者 in the ranking; in a snippet that shows 消费者 itself, the
+    lone 消 and 者 are not marked. A character that is a query word of its own is."""
+    body = "消费者从 Kafka 拉取消息，生产者发布消息。每个组有一个消费者。\n"
+    snippet = build_evidence(body, 1, [], plan("kafka 消费者")).snippet
+    assert "«消费者»" in snippet and "«Kafka»" in snippet
+    assert "«消»" not in snippet and "«者»" not in snippet
+    alone = build_evidence("拉取消息，生产者发布。\n", 1, [], plan("消费者")).snippet
+    assert "«消»" in alone  # without the word in the window, its characters are the evidence
+    own = build_evidence("每个组有一个消费者。\n", 1, [], plan("消费者 组")).snippet
+    assert "«组»" in own and "«消费者»" in own
+
+
 def test_hit_carries_its_metadata(vault: lore.Vault) -> None:
     hit = vault.search("客户去重规则 v2")[0]
     assert hit.title == "客户去重规则 v2"

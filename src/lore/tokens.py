@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError, NotFoundError, shown
-from .store import tokens as sql
-from .store.sqlite import SqliteStore
+from .store.base import Store
+from .store.tokens import TokenRow
 
 PREFIX = "lore_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
@@ -75,7 +75,7 @@ def secret_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def _info(row: sql.TokenRow) -> TokenInfo:
+def _info(row: TokenRow) -> TokenInfo:
     return TokenInfo(
         row.name, row.principal, row.can_write, row.created, row.revoked, row.last_used
     )
@@ -91,7 +91,7 @@ def check_name(name: str) -> str:
 
 
 def add_token(
-    store: SqliteStore,
+    store: Store,
     name: str,
     *,
     principal: str | None,
@@ -103,47 +103,42 @@ def add_token(
     check_name(name)
     if principal is not None and not principal.strip():
         raise ConfigError("--as: the principal is empty")
-    if sql.by_name(store, name) is not None:
+    if store.token_by_name(name) is not None:
         raise ConfigError(
             f"token {name!r} exists already", hint="choose another name, or revoke that one"
         )
     secret = PREFIX + secrets.token_urlsafe(32)
     created = clock().isoformat(timespec="seconds")
-    sql.insert(
-        store,
-        name=name,
-        secret_hash=secret_hash(secret),
-        principal=principal,
-        can_write=can_write,
-        created=created,
+    store.add_token_row(
+        TokenRow(name, principal, can_write, created, None, None), secret_hash(secret)
     )
     return NewToken(TokenInfo(name, principal, can_write, created), secret)
 
 
-def list_tokens(store: SqliteStore) -> list[TokenInfo]:
-    return [_info(row) for row in sql.all_rows(store)]
+def list_tokens(store: Store) -> list[TokenInfo]:
+    return [_info(row) for row in store.token_rows()]
 
 
-def revoke_token(store: SqliteStore, name: str, *, clock: Clock = _now) -> TokenInfo:
-    if not sql.revoke(store, name, clock().isoformat(timespec="seconds")):
-        known = sql.by_name(store, name)
+def revoke_token(store: Store, name: str, *, clock: Clock = _now) -> TokenInfo:
+    if not store.revoke_token_row(name, clock().isoformat(timespec="seconds")):
+        known = store.token_by_name(name)
         if known is None:
             raise NotFoundError(f"no token named {shown(name)}", hint="see `lore token list`")
         raise ConfigError(f"token {name!r} was revoked already ({known.revoked})")
-    row = sql.by_name(store, name)
+    row = store.token_by_name(name)
     assert row is not None
     return _info(row)
 
 
-def verify_token(store: SqliteStore, secret: str) -> TokenInfo | None:
+def verify_token(store: Store, secret: str) -> TokenInfo | None:
     """The valid token whose secret this is; None when unknown or revoked."""
     if not secret.startswith(PREFIX) or len(secret) > MAX_SECRET:
         return None
-    row = sql.by_hash(store, secret_hash(secret))
+    row = store.token_by_hash(secret_hash(secret))
     if row is None or row.revoked is not None:
         return None
     return _info(row)
 
 
-def record_use(store: SqliteStore, name: str, *, clock: Clock = _now) -> None:
-    sql.touch(store, name, clock().isoformat(timespec="minutes"))
+def record_use(store: Store, name: str, *, clock: Clock = _now) -> None:
+    store.touch_token(name, clock().isoformat(timespec="minutes"))

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, LoreError
-from .index.transfer import Copied, copy_answers, copy_map, copy_vectors
-from .store.sqlite import SqliteStore
+from .index.transfer import Copied, copy_answers, copy_map, copy_tokens, copy_vectors
 
 if TYPE_CHECKING:
     from .vault import Vault
@@ -35,7 +34,7 @@ class MigrateReport:
     answers: Copied
     vectors: Copied
     clusters: int | None  # copied; None: the source has no interest map
-    tokens_left: int  # lore serve's access tokens, which stay in the source
+    tokens: Copied  # lore serve's access tokens (their secrets' hashes)
     checked: int = 0
     differing: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -48,7 +47,7 @@ class MigrateReport:
             "answers": self.answers.to_dict(),
             "vectors": self.vectors.to_dict(),
             "clusters": self.clusters,
-            "tokens_left": self.tokens_left,
+            "tokens": self.tokens.to_dict(),
             "checked": self.checked,
             "differing": self.differing,
             "notices": self.notices,
@@ -73,7 +72,7 @@ def migrate(source: Vault, target: Vault, *, checks: int = CHECKS) -> MigrateRep
         answers=answers,
         vectors=vectors,
         clusters=copy_map(source.store, target.store),
-        tokens_left=len(source.tokens()) if isinstance(source.store, SqliteStore) else 0,
+        tokens=copy_tokens(source.store, target.store),
         notices=list(synced.notices),
     )
     for query in sample_queries(source, checks):

@@ -88,6 +88,11 @@ def test_an_older_index_is_migrated_on_open_with_its_rows_intact(
         assert after["meta"]["tokenizer_version"] == "1"
         report = vault.sync()
         assert len(report.added) == 6 and not report.changed and not report.deleted
+        assert any(
+            f"(version {TOKENIZER_VERSION}, the index had 1)" in n and "derived again" in n
+            for n in report.notices
+        ), report.notices  # "added 6" with nothing new in the vault, said why
+        assert vault.sync().notices == []
         assert _meta(db)["tokenizer_version"] == TOKENIZER_VERSION
         assert vault.sync().wrote is False
         assert vault.search("去重").notices == []

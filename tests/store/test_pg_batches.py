@@ -149,3 +149,26 @@ def test_an_up_to_date_vault_opens_while_another_process_syncs_it(
         assert reader.get_meta("vault_root") == str(root)
         reader.close()
     writer.close()
+
+
+def test_a_rebuild_never_blocks_the_vaults_readers(tmp_path: Path, pg_url: str) -> None:
+    """Readers never wait for a sync, a rebuild's included: while a rebuild has cleared the
+    full text in its open transaction, another connection searches the vault and gets the
+    committed answers (its lock_timeout turns any wait into an error)."""
+    root = tmp_path / "vault"
+    write_notes(root, 12, "first")
+    with lore.open(root, db=pg_url) as writer, lore.open(root, db=pg_url) as reader:
+        writer.sync()
+        before = answers(reader)
+        assert before[0]
+        reader.store.execute("SET lock_timeout = '2s'")
+        with pytest.raises(_Abandoned), writer.store.transaction():
+            writer.store.clear_search_index()
+            assert answers(reader) == before
+            raise _Abandoned  # rolled back: the reader's answers were never in question
+        writer.rebuild()
+        assert answers(reader) == before
+
+
+class _Abandoned(Exception):
+    pass

@@ -363,6 +363,46 @@ def test_what_obsidian_does_not_call_a_tag_is_not_a_tag(line: str) -> None:
     assert parsed.inline_tags == []
 
 
+def test_a_hash_in_html_is_no_tag() -> None:
+    """Obsidian shows HTML as HTML: colours in attributes, text in an HTML block (to the
+    next blank line) and CSS in a <style> block are no tags; tags around them are."""
+    text = (
+        'Intro #before <span style="color: #ff0000">red</span> #inline-html\n'
+        "\n"
+        "<table>\n"
+        "<tr><td>--background-primary: #1a1a1a</td>\n"
+        "<td>#202020</td></tr>\n"
+        "</table>\n"
+        "\n"
+        "After the table #after\n"
+        "<style>\n"
+        ".theme-dark { color: #dcddde; }\n"
+        "</style> #still-css\n"
+        "#after-css\n"
+        "\n"
+        "<br>\n"
+        "#in-a-tag-line-block\n"
+        "\n"
+        "A paragraph line\n"
+        "<span>\n"
+        "#paragraph-goes-on\n"
+    )
+    assert note(text).inline_tags == [
+        "before", "inline-html", "after", "after-css", "paragraph-goes-on",
+    ]  # fmt: skip
+
+
+_TAG_WORD = st.from_regex(r"[a-z][a-z0-9_/-]{0,12}", fullmatch=True)
+
+
+@given(word=_TAG_WORD, before=st.sampled_from(["", "x ", "color: "]), tag=st.sampled_from(
+    ["span", "div", "td", "font", "iframe"]
+))  # fmt: skip
+def test_a_hash_in_an_html_attribute_is_never_a_tag(word: str, before: str, tag: str) -> None:
+    parsed = note(f'Text <{tag} style="{before}#{word}" title="#{word}">shown</{tag}> #kept\n')
+    assert parsed.inline_tags == ["kept"]
+
+
 def test_tags_beside_heading_links_and_in_quotes_and_lists() -> None:
     parsed = note("> #quoted idea\n- [[#Part]] #listed\n1. #numbered/child\n")
     assert parsed.inline_tags == ["quoted", "listed", "numbered/child"]

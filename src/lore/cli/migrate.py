@@ -41,11 +41,8 @@ def migrate_cmd(
     click.echo(_copied("vectors", report.vectors.copied, report.vectors.present))
     if report.clusters is not None:
         click.echo(f"interest map: {report.clusters} clusters copied with their ids")
-    if report.tokens_left:
-        click.echo(
-            f"access tokens: {report.tokens_left} stay in {report.source} (lore serve's"
-            " tokens are not moved: make them again with `lore token add` where it serves)"
-        )
+    if report.tokens.copied or report.tokens.present:
+        click.echo(_copied("access tokens", report.tokens.copied, report.tokens.present))
     click.echo(f"answers compared on {report.checked} sample queries: the same")
 
 

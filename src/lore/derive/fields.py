@@ -12,6 +12,7 @@ field most and matches the query against these names as a whole (lore.retrieve.t
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from ..store.query import EVERY_NOTE
@@ -29,6 +30,12 @@ def aliases(frontmatter: dict[str, Any]) -> list[str]:
     else:
         items = []
     return [a.strip() for a in items if a.strip()]
+
+
+def name_key(name: str) -> str:
+    """A name as a person may type it again: width (（ and (, ＋ and +), case and spacing
+    aside, so "dnf 指南(最佳实践)" names the note titled "DNF 指南（最佳实践）"."""
+    return "".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
 def file_stem(path: str) -> str:

@@ -42,10 +42,10 @@ from .doctor_checks import (
     Checks,
     Problem,
     check_derived,
+    check_engine,
     check_fts,
     check_schema,
     check_semantic,
-    check_sqlite,
     check_vectors,
     compare_files,
 )
@@ -69,6 +69,7 @@ class DoctorReport:
     problems: list[Problem] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)  # `repair`, spelled out to paste
     engine: dict[str, str] = field(default_factory=dict)  # the backend and its versions
+    reset_command: list[str] = field(default_factory=list)  # deletes the index (store's own)
 
     @property
     def ok(self) -> bool:
@@ -81,8 +82,11 @@ class DoctorReport:
         `commands` spells it out with this vault's --vault/--db."""
         steps = repair_steps(self)
         if RESET in steps:
-            db = self.vault.get("db", "<index>")
-            steps = [f"rm -f {shlex.quote(db)}*" if s == RESET else s for s in steps]
+            reset = self.reset_command or ["rm", "-f", self.vault.get("db", "<index>")]
+            # The short form of deleting a file with its side files: one glob.
+            file = reset[:2] == ["rm", "-f"]
+            short = f"rm -f {shlex.quote(reset[2])}*" if file else shlex.join(reset)
+            steps = [short if s == RESET else s for s in steps]
             steps.insert(1, INDEX)
         return " && ".join(steps) if steps else None
 
@@ -118,20 +122,19 @@ def repair_steps(report: DoctorReport) -> list[str]:
     return core + embed
 
 
-def spelled_out(steps: list[str], root: Path, db: Path | str) -> list[str]:
+def spelled_out(steps: list[str], root: Path, db: Path | str, reset: list[str]) -> list[str]:
     """The repair steps as commands to paste: with --vault, and --db unless it is the
-    default, and the reset spelled as the files to delete (a database's: `lore rebuild`)."""
+    default, and the reset as the store's command that deletes the index (`reset`: the
+    files, or the vault's schema on a server), then `lore index`."""
     where = ["--vault", str(root)]
     if isinstance(db, str):  # a database URL, shown without its password
-        steps = [REBUILD if step == RESET else step for step in steps]
-        return [shlex.join([*step.split(), *where, "--db", db]) for step in steps]
-    if db.resolve() != default_db_path(root).resolve():
+        where += ["--db", db]
+    elif db.resolve() != default_db_path(root).resolve():
         where += ["--db", str(db)]
     out = []
     for step in steps:
         if step == RESET:
-            files = [str(db), f"{db}-wal", f"{db}-shm"]
-            out.append(shlex.join(["rm", "-f", *files]))
+            out.append(shlex.join(reset))
             step = INDEX
         out.append(shlex.join([*step.split(), *where]))
     return out
@@ -152,6 +155,7 @@ def run_doctor(
     skipped: list[Skipped] = []
     files = {f.path: f for f in scan_vault(root, skipped, gitignore=gitignore)}
     run = Checks(store, heuristic_tags=heuristic_tags, semantic_needed=semantic_needed)
+    engine = store.engine()  # the backend names the engine's own check
     located = store.db_path
     db_path = located.resolve() if isinstance(located, Path) else located
     vault = {
@@ -188,8 +192,8 @@ def run_doctor(
             check_semantic(run)
             vectors = check_vectors(run, meta, embedder or (lambda: None))
     except store.Error as exc:  # raised again when the snapshot ends, on a damaged file
-        run.problem("sqlite", f"the index file is damaged: {quoted_safely(exc)}", RESET)
-    check_sqlite(run)
+        run.problem(engine["backend"], f"the index is damaged: {quoted_safely(exc)}", RESET)
+    check_engine(run, engine["backend"])
     report = DoctorReport(
         missing,
         stale,
@@ -203,7 +207,8 @@ def run_doctor(
         vectors=vectors,
         checks=run.checks,
         problems=run.problems,
-        engine=store.engine(),
+        engine=engine,
+        reset_command=store.reset_command(),
     )
-    commands = spelled_out(repair_steps(report), root, db_path)
+    commands = spelled_out(repair_steps(report), root, db_path, report.reset_command)
     return DoctorReport(**{**report.__dict__, "commands": commands})

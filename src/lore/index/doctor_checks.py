@@ -145,11 +145,15 @@ def check_semantic(run: Checks) -> None:
             )
 
 
-def check_sqlite(run: Checks) -> None:
-    with run.check("sqlite"):
+def check_engine(run: Checks, backend: str) -> None:
+    """The engine's own check of the index, named by the backend: SQLite's integrity_check
+    of the file, or on PostgreSQL amcheck of the vault's B-tree indexes and the full-text
+    statistics against what they summarise."""
+    what = "integrity_check" if backend == "sqlite" else "integrity"
+    with run.check(backend):
         rows = run.store.integrity_problems(10)
         if rows != ["ok"]:
-            run.problem("sqlite", f"integrity_check: {'; '.join(rows)[:300]}", RESET)
+            run.problem(backend, f"{what}: {'; '.join(rows)[:300]}", RESET)
 
 
 def check_vectors(

@@ -18,7 +18,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
@@ -316,8 +316,9 @@ def sync(
     whatever the number. `prepare` is what a worker runs per note (a test swaps it)."""
     started = time.perf_counter()
     asked_jobs = requested_jobs(jobs)  # a bad LORE_INDEX_JOBS is said even when no work
-    if store.get_meta("tokenizer_version") != TOKENIZER_VERSION:
-        rebuild = rebuild or store.has_notes()
+    derived_by = store.get_meta("tokenizer_version")
+    upgraded = derived_by != TOKENIZER_VERSION and store.has_notes()
+    rebuild = rebuild or upgraded
     run = _Sync(store, root, rebuild, max_file_bytes)
     files = list(scan_vault(root, run.skipped, gitignore=gitignore))
     seen = {f.path for f in files}
@@ -384,4 +385,11 @@ def sync(
         store.apply_df(run.df_delta)
         if changed:
             store.set_meta("last_sync", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-    return run.report(started)
+    report = run.report(started)
+    if upgraded:  # say why every note is "added": nothing in the vault changed
+        said = (
+            f"this lore derives notes differently (version {TOKENIZER_VERSION}, the index had"
+            f" {derived_by or 'none'}): every note was derived again from its file"
+        )
+        report = replace(report, notices=[said, *report.notices])
+    return report

@@ -87,6 +87,20 @@ def copy_vectors(source: Store, target: Store) -> Copied:
     return out
 
 
+def copy_tokens(source: Store, target: Store) -> Copied:
+    """`lore serve`'s access tokens (the hash of each secret, whether revoked, when last
+    used), except names the target has: every client keeps its token after a move."""
+    have = {row.name for row in target.token_rows()}
+    out = Copied()
+    for token in source.stored_tokens():
+        if token.row.name in have:
+            out.present += 1
+            continue
+        target.add_token_row(token.row, token.secret_hash)
+        out.copied += 1
+    return out
+
+
 def copy_map(source: Store, target: Store) -> int | None:
     """The stored interest map (clusters, ids, labels, positions, centroids), its members
     matched to the target's notes by path; the number of clusters, None without a map. Run

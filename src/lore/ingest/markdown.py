@@ -36,6 +36,7 @@ _NOT_TAG_TEXT = re.compile(
     r"|<[a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*>"  # <https://autolink>
     r"|\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*"  # bare URLs
     r"|%%.*?%%|<!--.*?-->"  # Obsidian and HTML comments on one line
+    r"|</?[a-zA-Z][^<>\n]*>"  # an HTML tag and its attributes: style="color: #ccc"
 )
 _TAG = re.compile(r"(?<!\S)#([\w\-/]+)")
 _LINE_PREFIX = re.compile(r"^[ \t]*(?:>[ \t]*)*")
@@ -56,12 +57,32 @@ _DATE_LABEL = re.compile(
 TEXT_DATE_LINES = 12  # how many lines at the top of a note may carry its date
 
 
+# HTML blocks (CommonMark 0.31, the kinds a note holds): Obsidian shows them as HTML, so no
+# #word inside one is a tag (`<td>background: #1a1a1a</td>`, CSS in a <style> block).
+# Kind 1 runs to its closing tag; kind 6 (a block-level element) and kind 7 (a line that is
+# one whole tag, which cannot interrupt a paragraph) run to the next blank line.
+_HTML_RAW_START = re.compile(r"^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)", re.IGNORECASE)
+_HTML_RAW_END = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
+_HTML_BLOCK_START = re.compile(
+    r"^ {0,3}</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col"
+    r"|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame"
+    r"|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav"
+    r"|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th"
+    r"|thead|title|tr|track|ul)(?:[ \t>]|/>|$)",
+    re.IGNORECASE,
+)
+_HTML_WHOLE_TAG_LINE = re.compile(
+    r"^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)[ \t]*$"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Line:
     number: int  # 1-based line of the file
     text: str  # without the line break
     offset: int  # character offset of the line in the body
     code: bool  # inside a fenced code block (or a fence line)
+    html: bool = False  # inside an HTML block (see _HTML_BLOCK_START)
 
 
 def strip_markup(text: str) -> str:
@@ -94,12 +115,31 @@ def iter_lines(body: str, body_line: int) -> Iterator[Line]:
     Only \\n ends a line (as in editors): str.splitlines would also split at form feeds
     and U+2028 and shift every later line number."""
     fence: str | None = None
+    html: str | None = None  # the open HTML block: "raw" (to its closing tag) or "blank"
+    after_text = False  # the line before is a paragraph's (kind 7 cannot interrupt it)
     offset = 0
     for number, raw in enumerate(body.split("\n")):
         text = raw.rstrip("\r")
         fence, code = _fence_after(fence, text)
-        yield Line(body_line + number, text, offset, code)
+        if code:
+            html = None
+        elif html is None:
+            html = _html_block_opened(text, after_text)
+        in_html = html is not None
+        if html == "raw" and _HTML_RAW_END.search(text) or html == "blank" and not text.strip():
+            html = None
+        after_text = not code and not in_html and bool(text.strip())
+        yield Line(body_line + number, text, offset, code, in_html and bool(text.strip()))
         offset += len(raw) + 1
+
+
+def _html_block_opened(text: str, after_text: bool) -> str | None:
+    """The kind of HTML block the line `text` opens ("raw", "blank") or None."""
+    if _HTML_RAW_START.match(text):
+        return "raw"
+    if _HTML_BLOCK_START.match(text) or (not after_text and _HTML_WHOLE_TAG_LINE.match(text)):
+        return "blank"
+    return None
 
 
 # What a note quotes or points at rather than says: images and embeds, link targets, URLs,

@@ -269,7 +269,8 @@ def scan_markdown(body: str, body_line: int) -> tuple[list[Heading], list[str], 
             headings.append(
                 Heading(len(heading.group(1)), heading.group(2), line.offset, line.number)
             )
-        inline_tags.extend(line_tags(line.text))
+        if not line.html:
+            inline_tags.extend(line_tags(line.text))
         links.extend(_wikilink_targets(line.text))
     return headings, _dedupe(links), _dedupe(inline_tags)
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 
+from ..ingest.markdown import open_fence
+
+_FENCE_ROOM = 24  # bytes kept for a fence an excerpt opens or closes
+
 
 def size(text: str) -> int:
     return len(text.encode("utf-8"))
@@ -65,4 +69,13 @@ def window(text: str, text_line: int, line: int, max_bytes: int) -> str:
             grew = True
         if not grew:
             break
-    return trim("\n".join(lines[lo:hi]), max_bytes)
+    excerpt = trim("\n".join(lines[lo:hi]), max_bytes - _FENCE_ROOM)
+    return _fenced(excerpt, open_fence("\n".join(lines[:lo])))
+
+
+def _fenced(excerpt: str, open_before: str | None) -> str:
+    """An excerpt that starts or ends inside fenced code, with the fence opened before it or
+    closed after it: the Markdown an agent reads keeps code as code and prose as prose."""
+    text = f"{open_before}\n{excerpt}" if open_before else excerpt
+    still = open_fence(text)
+    return f"{text}\n{still}" if still else text

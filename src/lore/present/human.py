@@ -209,6 +209,10 @@ def _plain(value: Any) -> str:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, dict):  # e.g. one of doctor's problems: its fields in a line
+        return " · ".join(f"{key}: {_plain(item)}" for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_plain(item) for item in value)
     return str(value)
 
 

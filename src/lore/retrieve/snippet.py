@@ -196,6 +196,11 @@ def build_evidence(
     if boundary >= 0:
         start = boundary + 1
     end = min(len(body), max(last, start + width))
+    # A character of a query word that stands alone ("消" of 消息, for 消费者) backs the
+    # word up in the ranking; next to the word itself its highlight is only noise.
+    backup = plan.backup_chars
+    if any(m.term not in backup for m in window):
+        window = [m for m in window if m.term not in backup]
     spans = _merge([(max(m.start, start), min(m.end, end)) for m in window if m.start < end])
     snippet = _flat(_render(body, start, end, spans, markers)).strip()
     if start > 0:

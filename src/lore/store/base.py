@@ -42,6 +42,7 @@ from .rows import (
     TextSpan,
     Unreadable,
 )
+from .tokens import StoredToken, TokenRow
 from .transfer import CachedAnswer, VectorKey
 
 # (kind, seq, hash, start, end, heading) of one text to embed
@@ -456,11 +457,36 @@ class Store(Protocol):
         """cluster id → its centroid (float32 bytes) in the stored interest map."""
         ...
 
+    def stored_tokens(self) -> list[StoredToken]:
+        """Every access token with the hash of its secret, by name."""
+        ...
+
+    # -- `lore serve`'s access tokens (lore.tokens; not derived: rebuild keeps them) -----
+    def add_token_row(self, row: TokenRow, secret_hash: str) -> None: ...
+    def token_by_name(self, name: str) -> TokenRow | None: ...
+    def token_by_hash(self, secret_hash: str) -> TokenRow | None: ...
+    def token_rows(self) -> list[TokenRow]:
+        """Every token, by name."""
+        ...
+
+    def revoke_token_row(self, name: str, when: str) -> bool:
+        """Mark `name` revoked; False when there is no such valid token."""
+        ...
+
+    def touch_token(self, name: str, when: str) -> None:
+        """Record a use (`when` is to the minute: at most one write per token and minute)."""
+        ...
+
     # -- integrity checks (lore doctor) --------------------------------------------------
     def engine(self) -> dict[str, str]:
         """The backend and the versions of its engine and extensions (status and doctor
         name them): {"backend": "sqlite", "sqlite": …, "sqlite-vec": …} or {"backend":
         "postgresql", "server": …, "pgvector": …}; an extension not there says so."""
+        ...
+
+    def reset_command(self) -> list[str]:
+        """The command (argv) that deletes this index, for doctor to name when the index is
+        beyond repair: the file and its side files, or the vault's schema on a server."""
         ...
 
     def migrations(self) -> list[str]:

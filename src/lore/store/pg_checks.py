@@ -7,6 +7,7 @@ when the database has it)."""
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .pg_base import PgBase
 from .pg_schema import MIGRATIONS, NOTES, PARTS, VECTOR_TABLE
@@ -33,6 +34,12 @@ class PgChecks(PgBase):
             "server": str(self._scalar("SHOW server_version")),
             "pgvector": str(vector) if vector else "not installed in this database",
         }
+
+    def reset_command(self) -> list[str]:
+        """The command that deletes this vault's index (its schema; the database and the
+        other vaults in it stay), for doctor to name when the index is beyond repair."""
+        schema = '"' + self.namespace.replace('"', '""') + '"'
+        return ["psql", _for_psql(self.url), "-c", f"DROP SCHEMA {schema} CASCADE"]
 
     def migrations(self) -> list[str]:
         return [name for name, _ in MIGRATIONS]
@@ -142,3 +149,15 @@ class PgChecks(PgBase):
                 if len(problems) >= limit:
                     break
         return problems[:limit] or ["ok"]
+
+
+def _for_psql(shown_url: str) -> str:
+    """The URL as psql takes it: without lore's own `vault=` and the (already redacted)
+    password, which libpq then takes from PGPASSWORD or ~/.pgpass, or asks for."""
+    parts = urlsplit(shown_url)
+    kept = [
+        (key, value)
+        for key, value in parse_qsl(parts.query, keep_blank_values=True)
+        if key not in ("vault", "password")
+    ]
+    return urlunsplit(parts._replace(query=urlencode(kept, safe="/")))

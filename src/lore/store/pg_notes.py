@@ -36,10 +36,18 @@ class PgNotes(NotesSql, PgBase):
         self._index_text(note_id, fields)
 
     def clear_search_index(self) -> None:
+        # DELETE, not TRUNCATE: TRUNCATE locks the tables against every reader until the
+        # rebuild commits; deleted rows stay visible to readers' snapshots until then.
         for sql in (
-            "TRUNCATE lex_postings, lex_docs, lex_terms, term_df",
+            "DELETE FROM lex_postings",
+            "DELETE FROM lex_docs",
+            "DELETE FROM lex_terms",
+            "DELETE FROM term_df",
             "UPDATE lex_stats SET docs = 0, tokens = 0",
-            "TRUNCATE sections, part_postings, part_docs, part_terms",
+            "DELETE FROM part_postings",
+            "DELETE FROM part_docs",
+            "DELETE FROM part_terms",
+            "DELETE FROM sections",
             "UPDATE part_stats SET docs = 0, tokens = 0",
             "DELETE FROM tags WHERE note_id NOT IN (SELECT id FROM notes)",
             "DELETE FROM links WHERE note_id NOT IN (SELECT id FROM notes)",

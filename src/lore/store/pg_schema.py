@@ -260,11 +260,30 @@ def m004_postings_by_term(execute: Callable[[str], Any]) -> None:
     execute("DROP INDEX IF EXISTS lex_postings_note; DROP INDEX IF EXISTS part_postings_part")
 
 
+def m005_tokens(execute: Callable[[str], Any]) -> None:
+    """Access tokens of `lore serve`, as SQLite's m005_tokens (lore.store.tokens): not
+    derived from the vault, so `lore rebuild` keeps them. Only a hash of each secret."""
+    execute(
+        """
+        CREATE TABLE tokens (
+            name       TEXT PRIMARY KEY,
+            hash       TEXT NOT NULL UNIQUE,
+            principal  TEXT,
+            can_write  integer NOT NULL,
+            created    TEXT NOT NULL,
+            revoked    TEXT,
+            last_used  TEXT
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Callable[[str], Any]], None]]] = [
     ("m001_core", m001_core),
     ("m002_pinyin", m002_pinyin),
     ("m003_sections", m003_sections),
     ("m004_postings_by_term", m004_postings_by_term),
+    ("m005_tokens", m005_tokens),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 # Tables no migration makes: pgvector's, made once the dimension is known.

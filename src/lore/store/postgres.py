@@ -25,13 +25,22 @@ from .pg_search import PgSearch
 from .pg_vectors import PgVectors
 from .pinyin import PinyinSql
 from .sqlite import TOKENIZER_VERSION
+from .tokens import TokenSql
 from .transfer import TransferSql
 
 __all__ = ["PostgresStore"]
 
 
 class PostgresStore(
-    PgNotes, PgSearch, PinyinSql, PgVectors, PgMemory, InterestSql, PgChecks, TransferSql
+    PgNotes,
+    PgSearch,
+    PinyinSql,
+    PgVectors,
+    PgMemory,
+    InterestSql,
+    PgChecks,
+    TransferSql,
+    TokenSql,
 ):
     """One vault's index in a PostgreSQL database. Not thread-safe: one store per thread."""
 

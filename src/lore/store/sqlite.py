@@ -26,6 +26,7 @@ from .sqlite_memory import SqliteMemory
 from .sqlite_notes import SqliteNotes
 from .sqlite_search import SqliteSearch
 from .sqlite_vectors import SqliteVectors
+from .tokens import TokenSql
 from .transfer import TransferSql
 
 __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "disk_full"]
@@ -43,7 +44,8 @@ __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "dis
 #    lore.derive.sections; issue 12); command-line options (-t, --force) tokens of their
 #    own (lore.derive.tokenize; issue 12).
 # 7: backslash escapes (\1, \n) and a lone & tokens of their own (issue 12).
-TOKENIZER_VERSION = "7"
+# 8: no tag from HTML: its attributes, HTML blocks, <style> and <pre> (issue 12).
+TOKENIZER_VERSION = "8"
 
 
 class _CannotWrite(Exception):
@@ -59,6 +61,7 @@ class SqliteStore(
     InterestSql,
     CheckSql,
     TransferSql,
+    TokenSql,
 ):
     """An open index file. Not thread-safe: one store per thread or process.
 

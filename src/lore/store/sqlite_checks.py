@@ -38,6 +38,11 @@ class CheckSql(SqliteBase):
             vec = "not installed"
         return {"backend": "sqlite", "sqlite": apsw.sqlite_lib_version(), "sqlite-vec": vec}
 
+    def reset_command(self) -> list[str]:
+        """The command that deletes this index (its file and SQLite's side files), for
+        doctor to name when the index is beyond repair."""
+        return ["rm", "-f", *(f"{self.db_path}{end}" for end in ("", "-wal", "-shm"))]
+
     def migrations(self) -> list[str]:
         return [name for name, _ in MIGRATIONS]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from ..capabilities import Capabilities
 from ..config import LoreSettings
-from ..errors import ConfigError, PathError, shown
+from ..errors import PathError, shown
 from ..model import SearchResult, SyncReport
 from ..providers.settings import ProviderSettings
 
@@ -143,15 +143,6 @@ class VaultCore:
     def db_path(self) -> Path | str:
         """The index file, or the database URL without its password."""
         return self.store.db_path
-
-    def _sqlite(self, what: str) -> SqliteStore:
-        """The index, for the parts that only an SQLite index has yet."""
-        if isinstance(self.store, SqliteStore):
-            return self.store
-        raise ConfigError(
-            f"{what}: not on the PostgreSQL backend yet ({self.store.db_path})",
-            hint="use an index file for it (--db PATH, or no --db)",
-        )
 
     @property
     def mode(self) -> str:

@@ -7,7 +7,7 @@ import shlex
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFoundError, PathError, shown
+from ..errors import NotFoundError, PathError, QueryError, shown
 from ..store.rows import NoteRecord
 
 if TYPE_CHECKING:
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ..memory.links import LinkReport
     from ..tokens import NewToken, TokenInfo
 from .core import VaultCore
+
+_SUGGESTED = 5  # notes `show` suggests for a name no note has
 
 
 class NoteFacade(VaultCore):
@@ -74,6 +76,9 @@ class NoteFacade(VaultCore):
         if by_id is not None:
             return self.note(by_id)
         named = self.notes_named(text)
+        close: list[tuple[str, str]] = []
+        if not named:
+            named, close = self._notes_named_nearly(text)
         if len(named) == 1:
             return self.note(named[0])
         if named:
@@ -83,10 +88,29 @@ class NoteFacade(VaultCore):
                 hint="give one of the paths",
             )
         words = shlex.quote(text) if shown(text) == text else "WORDS"
-        raise PathError(
-            f"{shown(ref)}: no indexed note has this path, id, title or alias",
-            hint=f"find it with `lore search {words}`",
+        nearest = "".join(
+            f"{'; closest by name: ' if i == 0 else ', '}{shown(path)} ({shown(title)})"
+            for i, (path, title) in enumerate(close)
         )
+        raise PathError(
+            f"{shown(ref)}: no indexed note has this path, id, title or alias{nearest}",
+            hint=f"{'give one of the paths, or ' if close else ''}find it with"
+            f" `lore search {words}`",
+        )
+
+    def _notes_named_nearly(self, text: str) -> tuple[list[str], list[tuple[str, str]]]:
+        """For a name no note has as written: the notes whose title or file name it is
+        once width, case and spacing are set aside (lore.derive.fields.name_key), and the
+        (path, title) of the few notes a lexical search of it ranks first, to suggest."""
+        from ..derive.fields import file_stem, name_key
+
+        key = name_key(text)
+        try:
+            hits = self.search(text, limit=_SUGGESTED, mode="mode4", expand_aliases=False)
+        except QueryError:  # nothing searchable in it (only punctuation): nothing close
+            return [], []
+        same = [h.path for h in hits if key in {name_key(h.title), name_key(file_stem(h.path))}]
+        return same, [(h.path, h.title) for h in hits]
 
     def notes_named(self, name: str) -> list[str]:
         """Paths of the notes whose title, an alias or file name is `name` (case and
@@ -195,31 +219,29 @@ class NoteFacade(VaultCore):
         """A new access token for `lore serve` (its secret is in the result, once)."""
         from ..tokens import add_token
 
-        return add_token(
-            self._sqlite("access tokens"), name, principal=principal, can_write=can_write
-        )
+        return add_token(self.store, name, principal=principal, can_write=can_write)
 
     def tokens(self) -> list[TokenInfo]:
         from ..tokens import list_tokens
 
-        return list_tokens(self._sqlite("access tokens"))
+        return list_tokens(self.store)
 
     def revoke_token(self, name: str) -> TokenInfo:
         from ..tokens import revoke_token
 
-        return revoke_token(self._sqlite("access tokens"), name)
+        return revoke_token(self.store, name)
 
     def record_token_use(self, name: str) -> None:
         """Note that the token `name` was used now (to the minute; `lore token list`)."""
         from ..tokens import record_use
 
-        record_use(self._sqlite("access tokens"), name)
+        record_use(self.store, name)
 
     def verify_token(self, secret: str) -> TokenInfo | None:
         """The valid token whose secret this is (None: unknown or revoked)."""
         from ..tokens import verify_token
 
-        return verify_token(self._sqlite("access tokens"), secret)
+        return verify_token(self.store, secret)
 
 
 def note_json(record: NoteRecord) -> dict[str, Any]:
