@@ -316,6 +316,10 @@ def test_markdown_links_to_notes_are_links_by_their_path_in_the_vault() -> None:
         "notes/linux/dnf guide.md", "notes/sub/peer.md", "Index.markdown",
     ]  # fmt: skip
     assert note("[a](a.md) and [[Alpha]]\n", name="top.md").links == ["Alpha", "a.md"]
+    hostile = (
+        "[nul](a%00b.md) [line](a%0Ab.md) [out](..%2F..%2Fetc.md) [ok](%E7%AC%94%E8%AE%B0.md)\n"
+    )
+    assert note(hostile, name="x/y.md").links == ["x/笔记.md"]
 
 
 def test_links_and_tags_inside_fenced_code_are_ignored() -> None:

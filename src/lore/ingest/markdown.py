@@ -213,6 +213,7 @@ def wikilink_targets(text: str) -> list[str]:
 
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def note_link_targets(text: str, folder: str) -> list[str]:
@@ -226,8 +227,8 @@ def note_link_targets(text: str, folder: str) -> list[str]:
         if not href or _SCHEME.match(href):
             continue
         href = unquote(href)
-        if not href.lower().endswith((".md", ".markdown")):
-            continue
+        if not href.lower().endswith((".md", ".markdown")) or _CONTROL.search(href):
+            continue  # not a note; %00 and other control characters name no file either
         joined = href.lstrip("/") if href.startswith("/") else posixpath.join(folder, href)
         path = posixpath.normpath(joined)
         if path != ".." and not path.startswith("../"):
