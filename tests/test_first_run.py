@@ -142,3 +142,27 @@ def test_status_prints_no_heading_over_nothing(make_vault: MakeVault) -> None:
     out = CliRunner().invoke(main, ["status", "--vault", str(root)]).stdout
     assert "categories: none" in out
     assert "\n\n" not in out.strip()
+
+
+def test_markdown_links_resolve_by_path_and_give_backlinks(make_vault: MakeVault) -> None:
+    """A vault that links with Markdown (`[text](./a/README.md)`) has links and backlinks
+    like one that uses [[wikilinks]]; two README.md are told apart by their folders."""
+    root = make_vault(
+        {
+            "index.md": "# Index\n\n- [A](a/README.md)\n- [B](./b/README.md#setup)\n",
+            "a/README.md": "# A\n\nFirst.\n",
+            "b/README.md": "# B\n\n## setup\n\nBack to [the index](../index.md).\n",
+        },
+        index=True,
+    )
+    out = CliRunner().invoke(main, ["links", "index.md", "--vault", str(root), "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert [(link["target"], link["path"]) for link in data["outgoing"]] == [
+        ("a/README.md", "a/README.md"), ("b/README.md", "b/README.md"),
+    ]  # fmt: skip
+    assert [b["path"] for b in data["backlinks"]] == ["b/README.md"]
+    back = CliRunner().invoke(main, ["links", "b/README.md", "--vault", str(root), "--json"])
+    assert [b["path"] for b in json.loads(back.stdout)["backlinks"]] == ["index.md"]
+    back_a = CliRunner().invoke(main, ["links", "a/README.md", "--vault", str(root), "--json"])
+    assert [b["path"] for b in json.loads(back_a.stdout)["backlinks"]] == ["index.md"]

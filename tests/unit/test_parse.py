@@ -304,6 +304,24 @@ def test_wikilinks() -> None:
     assert note(text).links == ["Alpha", "Beta", "Gamma", "Delta", "客户去重规则 v2"]
 
 
+def test_markdown_links_to_notes_are_links_by_their_path_in_the_vault() -> None:
+    text = (
+        "See [guide](../linux/dnf%20guide.md#install), [same folder](./peer.md?x=1) and"
+        " [top](/Index.markdown).\n"
+        "Not notes: [site](https://a.io/x.md), [pic](img.png), [out](../../../up.md),"
+        " [anchor](#part), [mail](mailto:a@b.md).\n"
+        "```\n[in code](code.md)\n```\n"
+    )
+    assert note(text, name="notes/sub/plain.md").links == [
+        "notes/linux/dnf guide.md", "notes/sub/peer.md", "Index.markdown",
+    ]  # fmt: skip
+    assert note("[a](a.md) and [[Alpha]]\n", name="top.md").links == ["Alpha", "a.md"]
+    hostile = (
+        "[nul](a%00b.md) [line](a%0Ab.md) [out](..%2F..%2Fetc.md) [ok](%E7%AC%94%E8%AE%B0.md)\n"
+    )
+    assert note(hostile, name="x/y.md").links == ["x/笔记.md"]
+
+
 def test_links_and_tags_inside_fenced_code_are_ignored() -> None:
     parsed = note("```\n[[Hidden]] #hidden\n```\n[[Shown]] #shown\n")
     assert parsed.links == ["Shown"]

@@ -14,9 +14,11 @@ So `C#`, `#123`, `issue#45` and `x.com/#anchor` are not tags.
 from __future__ import annotations
 
 import datetime as dt
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 # A code fence at any indentation (fences inside list items are indented past 3 spaces),
@@ -208,6 +210,30 @@ def line_tags(text: str) -> list[str]:
 def wikilink_targets(text: str) -> list[str]:
     """The note targets of the wikilinks in `text` (`[[#Heading]]` links to no note)."""
     return [t for m in WIKILINK.finditer(text) if (t := m.group(1).strip())]
+
+
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def note_link_targets(text: str, folder: str) -> list[str]:
+    """The notes the Markdown links of `text` point at (`[text](../other%20note.md#part)`),
+    as paths in the vault: resolved from the linking note's `folder` ("" at the top; a
+    target starting with "/" from the vault's top), URL-decoded. Links to other files, to
+    URLs and out of the vault are not note links."""
+    out: list[str] = []
+    for match in MD_LINK.finditer(text):
+        href = match.group(2).split("#", 1)[0].split("?", 1)[0]
+        if not href or _SCHEME.match(href):
+            continue
+        href = unquote(href)
+        if not href.lower().endswith((".md", ".markdown")) or _CONTROL.search(href):
+            continue  # not a note; %00 and other control characters name no file either
+        joined = href.lstrip("/") if href.startswith("/") else posixpath.join(folder, href)
+        path = posixpath.normpath(joined)
+        if path != ".." and not path.startswith("../"):
+            out.append(path)
+    return out
 
 
 def leading_date(text: str) -> tuple[str | None, str | None, str]:

@@ -25,6 +25,7 @@ from .markdown import (
     date_in_text,
     iter_lines,
     line_tags,
+    note_link_targets,
     strip_markup,
 )
 from .markdown import wikilink_targets as _wikilink_targets
@@ -256,8 +257,12 @@ def _dedupe(items: list[str]) -> list[str]:
     return out
 
 
-def scan_markdown(body: str, body_line: int) -> tuple[list[Heading], list[str], list[str]]:
-    """Headings (with offsets into body), wikilink targets and inline #tags, skipping code."""
+def scan_markdown(
+    body: str, body_line: int, folder: str = ""
+) -> tuple[list[Heading], list[str], list[str]]:
+    """Headings (with offsets into body), link targets and inline #tags, skipping code.
+    Links are wikilink targets as written and the notes Markdown links point at, as paths
+    in the vault (resolved from the note's `folder`)."""
     headings: list[Heading] = []
     links: list[str] = []
     inline_tags: list[str] = []
@@ -272,6 +277,8 @@ def scan_markdown(body: str, body_line: int) -> tuple[list[Heading], list[str], 
         if not line.html:
             inline_tags.extend(line_tags(line.text))
         links.extend(_wikilink_targets(line.text))
+        if "](" in line.text:
+            links.extend(note_link_targets(line.text, folder))
     return headings, _dedupe(links), _dedupe(inline_tags)
 
 
@@ -303,7 +310,8 @@ def parse_note(text: str, file_name: str) -> ParsedNote:
         frontmatter, problems = read_frontmatter(source)
         if not frontmatter and problems and problems[0].kind == "frontmatter":
             body, body_line = text.removeprefix("\ufeff"), 1
-    headings, links, inline_tags = scan_markdown(body, body_line)
+    folder = file_name.rsplit("/", 1)[0] if "/" in file_name else ""
+    headings, links, inline_tags = scan_markdown(body, body_line, folder)
 
     title_value = frontmatter.get("title")
     stem = file_name.rsplit("/", 1)[-1]

@@ -75,7 +75,11 @@ class Entities:
         if len(claimants) > 1:
             names = [self.registry.entities[c].name for c in claimants]
             return {"kind": "ambiguous", "names": names}
-        path = self.note_index.get(key)
+        # A target with a folder names that note first (a Markdown link is a path; several
+        # notes may be README.md), then any note of its file name, as Obsidian resolves.
+        whole = fold_key(_without_suffix(target.strip().replace("\\", "/")))
+        path = self.note_index.get(whole) if "/" in target else None
+        path = path or self.note_index.get(key)
         if path is not None:
             return {"kind": "note", "path": path}
         return {"kind": None}
@@ -199,3 +203,10 @@ class Entities:
             "shared_aliases": sorted(claimed),
             "problems": [f"{d['path']}: {p}" for d in info.defs for p in d["problems"]],
         }
+
+
+def _without_suffix(path: str) -> str:
+    for suffix in (".md", ".markdown"):
+        if path.lower().endswith(suffix):
+            return path[: -len(suffix)]
+    return path

@@ -44,7 +44,8 @@ __all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "dis
 #    lore.derive.sections; issue 12); command-line options (-t, --force) tokens of their
 #    own (lore.derive.tokenize; issue 12).
 # 7: backslash escapes (\1, \n) and a lone & tokens of their own (issue 12).
-# 8: no tag from HTML: its attributes, HTML blocks, <style> and <pre> (issue 12).
+# 8: no tag from HTML: its attributes, HTML blocks, <style> and <pre>; Markdown links to
+#    notes are links (issue 12).
 TOKENIZER_VERSION = "8"
 
 
