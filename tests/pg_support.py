@@ -138,6 +138,17 @@ def drop_database(server: PgServer, url: str) -> None:
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+def clone_database(server: PgServer, source: str, target: str) -> None:
+    """The database of `target` becomes a copy of the one of `source` (a file copy on the
+    server, nothing re-derived). Nothing may be connected to either."""
+    import psycopg
+
+    names = [url.partition("?")[0].rsplit("/", 1)[-1] for url in (source, target)]
+    with psycopg.connect(server.base_url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {names[1]} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {names[1]} TEMPLATE {names[0]}")
+
+
 @pytest.fixture
 def pg_url(pg_server: PgServer) -> Iterator[str]:
     """The URL of a new database of its own (with pgvector), dropped after the test."""
