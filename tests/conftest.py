@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from pg_support import (  # noqa: F401
     PgServer,
+    clone_database,
     drop_database,
     new_database,
     pg_server,
@@ -146,6 +148,38 @@ def build_vault(root: Path, files: Files, *, index: bool = False) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     write_files(root, files)
     return first_index(root) if index else root
+
+
+def copy_indexed_vault(
+    source: Path, target: Path, db: str | None = None, server: PgServer | None = None
+) -> Path:
+    """An indexed vault copied to `target`, so that a test starts from its index instead of
+    deriving it again: the files with their mtimes (nothing looks changed) and the index,
+    which records `target` as its vault. The index: the file in the .lore folder, or the
+    PostgreSQL database `db` on `server`, cloned into the one LORE_DB names (the test's
+    own, from `on_backend`); the copy keeps the folder's name, so the vault's schema in the
+    database is the same."""
+    shutil.copytree(source, target)
+    if db is None:
+        with apsw.Connection(str(target / ".lore" / "index.sqlite")) as conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'vault_root'", (str(target),))
+        return target
+    import psycopg
+
+    assert server is not None and target.name == source.name
+    clone_database(server, db, os.environ["LORE_DB"])
+    with psycopg.connect(os.environ["LORE_DB"], autocommit=True) as conn:
+        conn.execute(
+            f'UPDATE "{lore_namespace(target)}".meta SET value = %s WHERE key = %s',
+            (str(target), "vault_root"),
+        )
+    return target
+
+
+def lore_namespace(root: Path) -> str:
+    from lore.store.pg_base import namespace_for
+
+    return namespace_for("postgresql://", root)[1]
 
 
 def first_index(root: Path, **settings: Any) -> Path:

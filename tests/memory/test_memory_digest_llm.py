@@ -31,7 +31,13 @@ from lore.providers.base import ProviderError
 MakeVault = Callable[..., Path]
 MODEL = "scripted-chat"
 METHOD = f"llm:openai:{MODEL}"
-LLM_ENV = ("LORE_LLM_PROVIDER", "LORE_LLM_BASE_URL", "LORE_LLM_MODEL", "LORE_LLM_TIMEOUT")
+LLM_ENV = (
+    "LORE_LLM_PROVIDER",
+    "LORE_LLM_BASE_URL",
+    "LORE_LLM_MODEL",
+    "LORE_LLM_TIMEOUT",
+    "LORE_LLM_BACKOFF",
+)
 
 SESSION = "\n".join(
     json.dumps(line, ensure_ascii=False)

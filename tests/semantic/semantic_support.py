@@ -240,6 +240,7 @@ def embed_env(monkeypatch: pytest.MonkeyPatch, url: str, **extra: str) -> None:
     monkeypatch.setenv("LORE_EMBED_PROVIDER", "openai")
     monkeypatch.setenv("LORE_EMBED_BASE_URL", url)
     monkeypatch.setenv("LORE_EMBED_MODEL", "fake-embed")
+    monkeypatch.setenv("LORE_EMBED_BACKOFF", "0")  # retries without sleeping
     for key, value in extra.items():
         monkeypatch.setenv(key, value)
 

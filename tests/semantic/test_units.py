@@ -85,6 +85,20 @@ def test_heuristic_tags_are_deterministic_and_language_aware() -> None:
     assert tag_key("Churches") == tag_key("church")
 
 
+def test_the_keyword_idf_table_is_jieba_analyse_s() -> None:
+    """Chinese keywords weigh words by jieba's own TF-IDF table, read without importing
+    jieba.analyse (which builds a part-of-speech tagger keywords never use): the same
+    weights, median and stop words as jieba.analyse's."""
+    import jieba.analyse
+
+    from lore.derive.tags import _tfidf
+
+    table, jieba_table = _tfidf(), jieba.analyse.default_tfidf
+    assert table.idf_freq == jieba_table.idf_freq and len(table.idf_freq) > 100_000
+    assert table.median_idf == jieba_table.median_idf
+    assert table.stop_words == jieba_table.stop_words
+
+
 def test_query_planning_strips_filler() -> None:
     assert strip_filler("我记得之前存过卫星图的内容，帮我找找") == "存过卫星图的内容"
     assert strip_filler("Can you find the note about Kubernetes?") == "the note about Kubernetes"

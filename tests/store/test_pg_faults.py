@@ -15,12 +15,15 @@ from test_pg_store import with_password
 import lore
 from lore.errors import LoreError
 
-NOTES = 300
+# Enough that the drop comes after many notes were written inside the open transaction
+# (the first half: each changed note is a few statements of its own) and that every query
+# below finds notes in both editions; each note more is only round trips to the server.
+NOTES = 60
 
 
 def write_notes(root: Path, edition: str) -> None:
     for i in range(NOTES):
-        path = root / f"n{i // 50}" / f"note{i:03d}.md"
+        path = root / f"n{i // 10}" / f"note{i:03d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(
             f"# 笔记 {i}\n\n第 {i} 条记录 {edition}：客户去重规则 step{i} budget{i * 7}.\n",

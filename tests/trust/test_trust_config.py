@@ -23,6 +23,9 @@ import lore
 from lore.config import load_lore_settings, user_config_path
 
 KEY = "sk-the-users-own-key"
+# The listener answers 500: retried at once, not after the default backoff (tests never
+# sleep); whether the listener is reached does not depend on the wait.
+NO_BACKOFF = {"LORE_EMBED_BACKOFF": "0", "LORE_LLM_BACKOFF": "0"}
 
 
 @pytest.fixture
@@ -93,6 +96,7 @@ def test_the_same_listener_set_by_the_user_is_reached(
         LORE_EMBED_BASE_URL=listener.url,
         LORE_EMBED_MODEL="mine",
         LORE_EMBED_API_KEY=KEY,
+        **NO_BACKOFF,
     )
     outcome = run_lore(["index", str(vault)], env, around)
     assert outcome.verdict == "ok", outcome
@@ -112,7 +116,7 @@ def test_the_users_config_file_is_honoured(tmp_path: Path, listener: Listener) -
             f'embed_base_url = "{listener.url}"\nembed_model = "mine"\n'
         },
     )
-    outcome = run_lore(["index", str(vault)], lore_env(home), tmp_path)
+    outcome = run_lore(["index", str(vault)], lore_env(home, **NO_BACKOFF), tmp_path)
     assert outcome.verdict == "ok", outcome
     assert "ignored" not in outcome.stderr
     assert elsewhere.is_file() and not (vault / ".lore" / "index.sqlite").exists()

@@ -1,7 +1,7 @@
 """Tags extracted from a note's text without any model, and the same keywords for queries.
 
 - Chinese (and CJK-heavy mixed text): TF-IDF over jieba's segmentation with jieba's own IDF
-  table (`jieba.analyse`), dictionary words only (no HMM guesses): deterministic and about
+  table (jieba/analyse/idf.txt), dictionary words only (no HMM guesses): deterministic and about
   1.5 ms a note. TextRank ranked the same words within one or two places in our trials at
   ten times the cost, so TF-IDF is the default.
 - English and other Latin-script text: RAKE-style keyphrases (runs of content words between
@@ -18,7 +18,7 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import Any
+from typing import NamedTuple
 
 from ..ingest.markdown import prose
 from .tokenize import _CJK_CLASS, has_cjk, segmenter, terms
@@ -53,16 +53,39 @@ def tag_key(tag: str) -> str:
     return " ".join(terms(tag))
 
 
+# jieba.analyse's own stop words (KeywordExtractor.STOP_WORDS), which its TF-IDF leaves out.
+JIEBA_STOP = frozenset(
+    """the of is and to in that we for an are by be as on with can if from which you it this
+    then at have all not one has or""".split()
+)
+
+
+class Idf(NamedTuple):
+    """jieba's TF-IDF table: the IDF of each dictionary word, the median for the rest."""
+
+    idf_freq: dict[str, float]
+    median_idf: float
+    stop_words: frozenset[str]
+
+
 @lru_cache(maxsize=1)
-def _tfidf() -> Any:
+def _tfidf() -> Idf:
+    """jieba's IDF table (jieba/analyse/idf.txt) read as jieba.analyse.TFIDF reads it, but
+    without importing jieba.analyse: that also builds jieba.posseg's tagger and TextRank
+    (about 1.5 s of CPU in every process that tags a Chinese note), which keywords never use."""
     import logging
+    from importlib.resources import files
 
     import jieba
-    import jieba.analyse
 
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()
-    return jieba.analyse.default_tfidf
+    text = files("jieba").joinpath("analyse", "idf.txt").read_bytes().decode("utf-8")
+    idf: dict[str, float] = {}
+    for line in text.splitlines():
+        word, freq = line.strip().split(" ")
+        idf[word] = float(freq)
+    return Idf(idf, sorted(idf.values())[len(idf) // 2], JIEBA_STOP)
 
 
 _CJK = re.compile(f"[{_CJK_CLASS}]")
