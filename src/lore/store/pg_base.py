@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
 from .pg_batch import Batch, Sender
+from .pg_cache import ReadCache
 from .pg_postings import stage_tables
 from .sql_base import SqlBase
 
@@ -131,6 +132,8 @@ class PgBase(SqlBase):
     _sender: Sender  # the thread sending the batch before it, if any
     _staged: bool = False  # this session has the stage tables (lore.store.pg_postings)
     _next_ids: dict[str, int]  # the next id of a table, counted in this transaction
+    read_cache: ReadCache  # what reads of one generation share (lore.store.pg_lexical)
+    _reading: ReadCache | None = None  # read_cache, inside a read snapshot
 
     def _connect(self, url: str) -> None:
         try:
@@ -142,6 +145,7 @@ class PgBase(SqlBase):
             ) from None
         self.Error = psycopg.Error
         self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
+        self.read_cache = ReadCache()
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -325,12 +329,23 @@ class PgBase(SqlBase):
         if self.in_transaction:
             yield
             return
-        self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        try:
-            self.query("SELECT n FROM generation")  # the snapshot is taken here, not at BEGIN
-            yield
-        finally:
-            self.execute("COMMIT")
+        self._send_batch()
+        with self._connected():
+            # Not counted as statements: a read changes no generation (what caches key on).
+            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            try:
+                # The snapshot is taken here, not at BEGIN: what it sees is generation n.
+                row = self.conn.execute("SELECT n FROM generation").fetchone()
+                self._reading = self.read_cache.at(int(row[0]) if row else 0)
+                yield
+            finally:
+                self._reading = None
+                self.conn.execute("COMMIT")
+
+    def snapshot_cache(self) -> ReadCache | None:
+        """What the reads of this read snapshot's generation may share (None outside one,
+        and in a write transaction: there the statistics change under the reader)."""
+        return self._reading
 
     @property
     def in_transaction(self) -> bool:

@@ -91,13 +91,19 @@ class PgVectors(VectorSql, PgBase):
         if space not in SPACES or k < 1 or not self._has_vector_table():
             return []
         with nullcontext() if self.in_transaction else self.snapshot():
-            self.execute(f"SET LOCAL hnsw.ef_search = {min(max(k, MIN_EF_SEARCH), MAX_EF_SEARCH)}")
-            self.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = self.query(
-                "SELECT id, embedding <=> %(v)s::vector AS d FROM vec_items"
-                f" WHERE space = '{space}' ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s",
-                {"v": to_vector(vector), "k": k},
-            )
+            # One round trip: the settings (a read's, not counted as statements) and the
+            # query, as one pipeline.
+            ef_search = min(max(k, MIN_EF_SEARCH), MAX_EF_SEARCH)
+            self._send_batch()
+            with self._connected(), self.conn.pipeline():
+                self.conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+                self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                cur = self.conn.execute(
+                    "SELECT id, embedding <=> %(v)s::vector AS d FROM vec_items"
+                    f" WHERE space = '{space}' ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s",
+                    {"v": to_vector(vector), "k": k},
+                )
+            rows = cur.fetchall()
         return sorted(((int(i), float(d)) for i, d in rows), key=lambda r: (r[1], r[0]))
 
     def vector(self, vector_id: int) -> bytes | None:
