@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .pg_schema import Lexicon
 
 BUSY_TIMEOUT_MS = 5_000
+SYNC_RANDOM_PAGE_COST = 1.1
 URL_SCHEMES = ("postgresql://", "postgres://")
 _NAMESPACE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -222,6 +223,9 @@ class PgBase(SqlBase):
                 self.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
                 self.execute("SELECT pg_advisory_xact_lock(?)", (lock_key(self.namespace),))
                 self.execute("SET LOCAL lock_timeout = 0")
+                # The index being written is in memory, mostly: a sync of a few notes looks
+                # their rows up (the default, 4, is a disk's) rather than reading whole tables.
+                self.execute(f"SET LOCAL random_page_cost = {SYNC_RANDOM_PAGE_COST}")
             except psycopg.errors.LockNotAvailable:
                 raise IndexBusyError(
                     f"index busy: another lore process is writing the vault {self.namespace}"
@@ -277,6 +281,15 @@ class PgBase(SqlBase):
             self._statements += 1
             self._batch.add_documents(lx, documents)
             self._batch_added()
+
+    def drop_note(self, note_id: int, *, row: bool) -> None:
+        """Delete what is derived from a note (and, with `row`, its row) with the batch,
+        before its rows (lore.store.pg_batch.Batch.drop)."""
+        self._statements += 1
+        if note_id in self._batch.notes:
+            self._send_batch()  # the note's new rows held go in first, then they go
+        self._batch.drop(note_id, row=row)
+        self._batch_added()
 
     def _batch_added(self) -> None:
         if not self.in_transaction:

@@ -49,7 +49,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .pg_cache import ReadCache
 from .pg_postings import bigram, is_pair_token
@@ -407,8 +407,7 @@ def _term_sql(f: str) -> str:
 _TIE_KEY = {NOTES.docs: "(SELECT n.path FROM notes n WHERE n.id = t.doc)"}
 
 
-@dataclass(frozen=True)
-class _Candidate:
+class _Candidate(NamedTuple):
     doc: int
     score: float  # the server's sum: in any order (within a last bit of FTS5's) or exact
     exact: float | None  # FTS5's score bit for bit (when asked and the server can)
