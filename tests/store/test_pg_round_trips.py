@@ -39,7 +39,7 @@ def round_trips(store: Any) -> Iterator[list[int]]:
         finally:
             store.conn.pgconn.untrace()
             trace.seek(0)
-            box[0] = sum(1 for line in trace if line.startswith("B\t") and "\tReadyForQuery" in line)
+            box[0] = sum(1 for ln in trace if ln.startswith("B\t") and "\tReadyForQuery" in ln)
 
 
 def test_a_search_reads_the_statistics_once_per_generation(tmp_path: Path, pg_url: str) -> None:
@@ -77,9 +77,7 @@ def test_weights_the_server_cannot_sum_as_fts5_are_summed_exactly(
         assert corpus.pg.rank(query, Filters(), limit, weights) == expected
 
 
-def test_an_edit_sync_costs_round_trips_per_batch_not_per_note(
-    tmp_path: Path, pg_url: str
-) -> None:
+def test_an_edit_sync_costs_round_trips_per_batch_not_per_note(tmp_path: Path, pg_url: str) -> None:
     root = tmp_path / "vault"
     write_notes(root, 40, "first")
     with lore.open(root, db=tmp_path / "index.sqlite") as sqlite, lore.open(root, db=pg_url) as pg:

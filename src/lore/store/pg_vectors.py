@@ -43,7 +43,12 @@ class PgVectors(VectorSql, PgBase):
 
     def load_vec(self) -> None:
         """Make sure the server has pgvector in this database; a clear error when not."""
+        cache = self.snapshot_cache()
+        if cache is not None and cache.get("pgvector"):
+            return  # a search's: this read snapshot's generation found it
         if self.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
+            if cache is not None:
+                cache.put("pgvector", True)
             return
         if not self.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"):
             raise self._no_pgvector()
@@ -84,7 +89,14 @@ class PgVectors(VectorSql, PgBase):
         )
 
     def _has_vector_table(self) -> bool:
-        return bool(self._scalar("SELECT to_regclass('vec_items') IS NOT NULL"))
+        """(Made by a write transaction: a generation knows whether it has it.)"""
+        cache = self.snapshot_cache()
+        found = cache.get("vec_items") if cache is not None else None
+        if found is None:
+            found = bool(self._scalar("SELECT to_regclass('vec_items') IS NOT NULL"))
+            if cache is not None:
+                cache.put("vec_items", found)
+        return bool(found)
 
     def knn(self, vector: bytes, k: int, space: str) -> list[tuple[int, float]]:
         """(vector id, cosine distance) of the `k` nearest vectors in `space`."""
