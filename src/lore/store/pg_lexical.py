@@ -26,12 +26,13 @@ writes them):
 - Any other phrase (three characters or more, or with a longer token: "jira 1234") is
   counted in the token streams (`lex_docs`) of the notes holding all of its terms, so its
   position in a long note does not matter (no 16,383-position or 256-occurrence cap).
-- One SQL statement sums the scores of every candidate and keeps the best, then sums the
-  best ones' phrases again in the query's order (FTS5's order of operations, the same
-  float8 arithmetic), so ties and near-ties (a last-bit difference of a sum taken in
-  another order) fall exactly as they do in FTS5; ties of equal score are ordered by the
-  note's path, read in the same statement. Only weights whose f(p) the server cannot
-  compute as FTS5 does (not multiples of 1/1024) are summed again here, in Python.
+- One SQL statement sums the scores of every candidate and keeps the best, with each
+  one's path (what orders equal scores). Its sums are FTS5's to within a last bit (taken
+  in another order), so the few whose order or rounded score that bit could change
+  (near-ties, a score at a rounding boundary) are summed again by the server in the
+  query's order of phrases (FTS5's order of operations, the same float8 arithmetic): ties
+  and near-ties fall exactly as they do in FTS5. Only weights whose f(p) the server
+  cannot compute as FTS5 does (not multiples of 1/1024) are summed again here, in Python.
 - What only a sync changes (the statistics, a term's id and frequency, a long phrase's
   notes) is read once per generation of the index and kept in the read snapshot's cache
   (lore.store.pg_cache); what is left to read goes in one round trip (a pipeline).
@@ -221,7 +222,7 @@ def _count_phrases(
     out: dict[Phrase, _Counted] = {}
     pending: dict[Phrase, tuple[str, dict[str, Any]]] = {}
     for phrase in dict.fromkeys(phrases):
-        kept = cache.get(("counted", lx.docs, columns, phrase)) if cache else None
+        kept = cache.get(("counted", lx.docs, columns, phrase)) if cache is not None else None
         statement = None if kept is not None else _count_statement(phrase, terms, lx)
         if kept is not None:
             out[phrase] = kept
@@ -279,11 +280,11 @@ def _statistics(
 ) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
     """((documents, tokens) in the index, {term: (id, documents holding it)}) for the
     terms no note holds left out; what the cache lacks read in one round trip."""
-    size = cache.get(("size", lx.stats)) if cache else None
+    size = cache.get(("size", lx.stats)) if cache is not None else None
     terms: dict[str, tuple[int, int]] = {}
     missing: list[str] = []
     for term in dict.fromkeys(wanted):
-        kept = cache.get(("term", lx.terms, columns, term)) if cache else None
+        kept = cache.get(("term", lx.terms, columns, term)) if cache is not None else None
         if kept is None:
             missing.append(term)
         elif kept != _ABSENT:

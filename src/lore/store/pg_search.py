@@ -158,22 +158,20 @@ class PgSearch(SearchSql, PgBase):
             conn, lexical, [1.0], limit, where=where, params=params, lx=PARTS, cache=cache
         )
         scored = dict(ranked)
-        if ids:
-            parts = [
-                int(pid)
-                for (pid,) in self.query(
-                    "SELECT id FROM sections WHERE note_id = ANY(?)", (list(ids),)
-                )
-            ]
-            exact = pg_lexical.scores(conn, lexical, [1.0], parts, lx=PARTS, cache=cache)
-            scored |= {pid: round(exact[pid], 6) for pid in exact}
-        spans = {
-            int(pid): (int(nid), int(start), int(end))
+        spans: dict[int, tuple[int, int, int]] = {}
+
+        def read_spans(where: str, among: list[int]) -> None:
             for pid, nid, start, end in self.query(
-                'SELECT id, note_id, start, "end" FROM sections WHERE id = ANY(?)',
-                (list(scored),),
-            )
-        }
+                f'SELECT id, note_id, start, "end" FROM sections WHERE {where} = ANY(?)', (among,)
+            ):
+                spans[int(pid)] = (int(nid), int(start), int(end))
+
+        if ids:  # the spans of every part of these notes: the ones to score
+            read_spans("note_id", list(ids))
+            exact = pg_lexical.scores(conn, lexical, [1.0], list(spans), lx=PARTS, cache=cache)
+            scored |= {pid: round(exact[pid], 6) for pid in exact}
+        if missing := [pid for pid in scored if pid not in spans]:
+            read_spans("id", missing)
         best: dict[int, tuple[float, int, int]] = {}
         for pid, score in sorted(scored.items()):  # in part order: the first best part wins
             nid, start, end = spans[pid]
@@ -203,20 +201,10 @@ class PgSearch(SearchSql, PgBase):
                 out.setdefault(nid, {})[name] = round(float(score), 6)
         return {nid: out[nid] for nid in ids if nid in out}
 
-    def _holding(self, query: TextQuery, among: list[int] | None = None) -> set[int]:
-        plain = pg_lexical.LexicalQuery.of(query, scored=False)
-        where, params = ("", {})
-        if among is not None:
-            where, params = "s.doc = ANY(%(among)s)", {"among": list(among)}
-        return set(
-            pg_lexical.matching(
-                self.lexical(), plain, where=where, params=params, cache=self.snapshot_cache()
-            )
-        )
-
     def holding(self, query: TextQuery) -> set[int]:
         """Ids of the notes that match the query (one pass over its phrases' notes)."""
-        return self._holding(query)
+        plain = pg_lexical.LexicalQuery.of(query, scored=False)
+        return set(pg_lexical.matching(self.lexical(), plain, cache=self.snapshot_cache()))
 
     def name_candidates(self, query: TextQuery, filters: Filters, pool: int) -> list[int]:
         """The best `pool` notes by BM25 of the query in their names (the title field)."""
