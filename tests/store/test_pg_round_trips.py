@@ -6,9 +6,7 @@ the old fields of many notes read at once."""
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,28 +16,16 @@ from test_pg_ranking import corpus  # noqa: F401 (a fixture)
 from twin import Twin
 
 import lore
+from bench.round_trips import counted
 from lore.store.postgres import PostgresStore
 from lore.store.query import Filters, TextQuery
 from lore.store.sqlite import SqliteStore
 
 
-@contextmanager
-def round_trips(store: Any) -> Iterator[list[int]]:
-    """The times the client waits for the server inside the block (its ReadyForQuery
-    messages in libpq's trace), in the list's one item when the block ends."""
-    from psycopg import pq
-
+def round_trips(store: Any) -> AbstractContextManager[list[int]]:
+    """The times the client waits for the server inside the block (bench.round_trips)."""
     assert isinstance(store, PostgresStore)
-    box = [0]
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as trace:
-        store.conn.pgconn.trace(trace.fileno())
-        store.conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-        try:
-            yield box
-        finally:
-            store.conn.pgconn.untrace()
-            trace.seek(0)
-            box[0] = sum(1 for ln in trace if ln.startswith("B\t") and "\tReadyForQuery" in ln)
+    return counted(store.conn)
 
 
 def test_a_search_reads_the_statistics_once_per_generation(tmp_path: Path, pg_url: str) -> None:
