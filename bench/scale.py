@@ -27,11 +27,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
-from bench import datasets, pg_server
+from bench import datasets, pg_server, round_trips
 from bench.lore_system import import_lore, note_text
 from bench.metrics import percentile
 from bench.report import run_info, write_outputs
@@ -49,6 +49,8 @@ TAGS = (
 
 BACKENDS = ("sqlite", "postgresql")
 PG_VAULT = "scale"  # the vault's namespace in each size's database
+EDITED = 10  # notes edited before the incremental sync measured
+TRIP_QUERIES = 20  # queries whose round trips are counted (PostgreSQL)
 
 
 # --- vault generation (parent) ------------------------------------------------------------
@@ -197,6 +199,14 @@ def child(vault: Path, queries_file: Path, out_file: Path, db: str | None = None
         t = time.perf_counter()
         v.search(q, limit=10)
         latencies.append((time.perf_counter() - t) * 1000)
+    if db is not None:  # counted apart: the trace would slow the timed searches
+        trips = []
+        for q in queries[:TRIP_QUERIES]:
+            with round_trips.counted(v.store.conn) as box:
+                v.search(q, limit=10)
+            trips.append(box[0])
+        result["search_trips"] = statistics.median(trips)
+    result |= edit_sync(v, vault, db is not None)
     v.close()
     result |= {
         "queries": len(latencies),
@@ -207,6 +217,30 @@ def child(vault: Path, queries_file: Path, out_file: Path, db: str | None = None
     }
     out_file.write_text(json.dumps(result))
     return 0
+
+
+def edit_sync(v: Any, vault: Path, postgres: bool) -> dict[str, Any]:
+    """A sync after editing EDITED notes (a line added to each, chosen by a fixed seed):
+    its time, and on PostgreSQL its round trips. The notes are put back as they were
+    afterwards, so the vault stays the one every backend and size is measured on."""
+    notes = sorted(vault.rglob("*.md"))
+    chosen = random.Random(0).sample(notes, min(EDITED, len(notes)))
+    before = {path: path.read_bytes() for path in chosen}
+    try:
+        for path in chosen:
+            path.write_bytes(before[path] + b"\nEdited for the incremental sync benchmark.\n")
+        counting = round_trips.counted(v.store.conn) if postgres else nullcontext([0])
+        t = time.perf_counter()
+        with counting as box:
+            report = v.sync()
+        out: dict[str, Any] = {"edit_sync_s": time.perf_counter() - t}
+        out["edit_changed"] = len(report.changed)
+        if postgres:
+            out["edit_sync_trips"] = box[0]
+        return out
+    finally:
+        for path, data in before.items():
+            path.write_bytes(data)
 
 
 def run_child(

@@ -45,12 +45,14 @@ def render(
         "vs floor",
         "no-op sync s",
         "reopen s",
+        "edit sync s",
         "query p50 ms",
         "query p95 ms",
         "index MB",
         "peak RSS MB",
         "worker RSS MB",
         "added",
+        "round trips: search / edit sync",
     ]
     rows = []
     for r in runs:
@@ -59,7 +61,7 @@ def render(
         if "error" in r:
             first = r["error"].strip().splitlines()[-1] if r["error"].strip() else "error"
             rows.append(
-                [str(r["notes"]), backend, r["jobs"], fmt(mb, 1), f"error: {first}", *[""] * 11]
+                [str(r["notes"]), backend, r["jobs"], fmt(mb, 1), f"error: {first}", *[""] * 13]
             )
             continue
         floor = r.get("floor_s")
@@ -75,12 +77,14 @@ def render(
                 fmt(r["full_sync_s"] / floor, 1) + "×" if floor else "",
                 fmt(r["noop_sync_s"], 3) + (" (wrote!)" if r["noop_wrote"] else ""),
                 fmt(r["reopen_s"], 3),
+                _edit_cell(r),
                 fmt(r["p50_ms"], 2),
                 fmt(r["p95_ms"], 2),
                 fmt(r["index_bytes"] / MIB, 0) if "index_bytes" in r else "",
                 fmt(r["peak_rss_mb"], 0),
                 fmt(r["worker_rss_mb"], 0),
                 str(r["added"]),
+                _trips_cell(r),
             ]
         )
     lines += md_table(header, rows) + [""]
@@ -98,18 +102,35 @@ def render(
         "text as is into a bare FTS5 table (unicode61) in one transaction, in the same child "
         "just before (SQLite rows); vs floor = full sync s / floor s; no-op sync s = a second "
         "`sync()` (on a freshly reopened handle) when nothing changed; reopen s = that "
-        "`lore.open()`; query p50/p95 = per-query wall time of `search(q, limit=10)` (mode 4) "
+        "`lore.open()`; edit sync s = a `sync()` after a line was added to 10 notes (the same "
+        "10, by a fixed seed; put back afterwards) on that handle, after the queries; "
+        "query p50/p95 = per-query wall time of `search(q, limit=10)` (mode 4) "
         "over the sampled queries (first, cold query included); index MB = the index's files "
         "(SQLite: the vault's .lore folder) or the vault schema's tables with their indexes "
         "and TOAST (PostgreSQL); peak RSS = `ru_maxrss` of the "
         "child process that did all of the above (the writer: the PostgreSQL client, the "
         "server's processes not counted), worker RSS = the largest index "
-        "worker process's. Files are in the OS page cache (just "
+        "worker process's; round trips = the times the client waited for the PostgreSQL "
+        "server (its ReadyForQuery messages in libpq's trace: bench/round_trips.py), the "
+        "median over the first 20 queries (searched again, untimed) and that edit sync's. "
+        "Files are in the OS page cache (just "
         "written), so sync times are warm-cache times. The backends of one size run one "
         "after the other, SQLite first.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _edit_cell(r: dict[str, Any]) -> str:
+    if "edit_sync_s" not in r:  # a result from before the measurement existed
+        return ""
+    return fmt(r["edit_sync_s"], 3) + f" ({r['edit_changed']} changed)"
+
+
+def _trips_cell(r: dict[str, Any]) -> str:
+    if "search_trips" not in r:
+        return ""
+    return f"{r['search_trips']:g} / {r.get('edit_sync_trips', '?')}"
 
 
 def _targets(runs: list[dict[str, Any]], help_: dict[str, Any]) -> list[list[str]]:

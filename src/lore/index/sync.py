@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..derive.fields import distinct_terms, note_fts_fields
 from ..derive.sections import body_terms, note_sections, section_streams, split_sections
@@ -40,6 +40,7 @@ from .pinyin import derive_pinyin
 Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 _BINARY_PROBE = 8192
+OLD_FIELDS_CHUNK = 1000  # stored notes whose old fields a sync reads at once
 
 
 class DerivedViews(Protocol):
@@ -217,6 +218,26 @@ def _size_text(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
 
+class OldFields:
+    """The stored fields (Store.note_fields) of the notes a sync may change, read
+    OLD_FIELDS_CHUNK at a time in the order given (a chunk read drops the last: the
+    notes before are done with, those the sync found unchanged never asked for)."""
+
+    def __init__(self, store: Store, note_ids: list[int]) -> None:
+        self.store = store
+        self.order = note_ids
+        self.position = {nid: i for i, nid in enumerate(note_ids)}
+        self.read: dict[int, tuple[str, dict[str, Any], str, list[str], str, str]] = {}
+
+    def take(self, note_id: int) -> tuple[str, dict[str, Any], str, list[str], str, str]:
+        if note_id not in self.read:
+            at = self.position.get(note_id)
+            if at is None:  # not expected: read alone
+                return self.store.note_fields(note_id)
+            self.read = self.store.notes_fields(self.order[at : at + OLD_FIELDS_CHUNK])
+        return self.read.pop(note_id)
+
+
 class _Sync:
     """One sync run: the state shared by its steps, kept out of a 150-line function."""
 
@@ -232,6 +253,13 @@ class _Sync:
         self.deleted: list[str] = []
         self.unchanged = 0
         self.df_delta: Counter[str] = Counter()  # document-frequency changes, applied last
+        self.old_fields = OldFields(store, [])
+
+    def expect(self, note_ids: list[int]) -> None:
+        """The stored notes this run may re-derive or delete, in the order it meets them:
+        their old fields are read a chunk at a time (lore.store's batched writes are not
+        held up by a read per note)."""
+        self.old_fields = OldFields(self.store, note_ids)
 
     def pending(self, stat: FileStat, stored: StoredStat | None, bad: Unreadable | None) -> bool:
         """Does this file need reading? Not when its stat matches the index, nor when it
@@ -279,7 +307,7 @@ class _Sync:
         self.warnings.extend(Skipped(stat.path, p.message, p.kind) for p in got.problems)
 
     def forget(self, note_id: int) -> None:
-        self.df_delta.subtract(distinct_terms(note_fts_fields(*self.store.note_fields(note_id))))
+        self.df_delta.subtract(distinct_terms(note_fts_fields(*self.old_fields.take(note_id))))
 
     def report(self, started: float) -> SyncReport:
         return SyncReport(
@@ -354,6 +382,9 @@ def sync(
             elif stat.path in stored:
                 run.unchanged += 1
         tasks = [(stat.path, run.known_hash(stored.get(stat.path))) for stat in candidates]
+        if not rebuild:
+            gone = [stored[path].id for path in sorted(stored) if path not in seen]
+            run.expect([stored[t].id for t, _hash in tasks if t in stored] + gone)
         work = partial(prepare, root=root, max_file_bytes=max_file_bytes)
         jobs_now = jobs_for(asked_jobs, len(tasks))
         derived = ordered_map(work, tasks, jobs_now, name_of=itemgetter(0))

@@ -80,15 +80,17 @@ def vec_scores(
     ids: list[int],
 ) -> dict[int, tuple[float, PassageMatch]]:
     """Exact best similarity for these notes (candidates another channel brought): their
-    vectors are read by rowid (point lookups) and compared here."""
+    vectors are read by rowid (point lookups, in one statement) and compared here."""
     import numpy as np
 
     if not ids:
         return {}
     blobs: list[bytes] = []
     found: list[int] = []
-    for rowid in store.vector_ids_of(ids, identity, space):
-        blob = store.vector(rowid)
+    rowids = store.vector_ids_of(ids, identity, space)
+    stored = store.vectors(rowids)
+    for rowid in rowids:
+        blob = stored.get(rowid)
         if blob is not None:
             found.append(rowid)
             blobs.append(blob)

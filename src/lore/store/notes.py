@@ -108,13 +108,7 @@ class NotesSql(SqlBase):
         if note_id is None:
             note_id = self._insert_id("notes", NOTE_COLUMNS, values)
         else:
-            self.execute(
-                "UPDATE notes SET path=?, title=?, title_source=?, date=?, date_source=?,"
-                " mtime_ns=?, size=?, hash=?, frontmatter=?, headings=?, summary=?, body=?,"
-                " body_line=?, priority=?, status=?, truncated=? WHERE id = ?",
-                (*values, note_id),
-            )
-            self._delete_derived(note_id)
+            self._replace_note(note_id, values)
         # A tag (link) repeated under one key is kept as first written, as the SQL
         # `ON CONFLICT DO NOTHING` of one row at a time would keep it.
         tags: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -130,6 +124,16 @@ class NotesSql(SqlBase):
         self._index_text(note_id, row.fts)
         self.insert_sections(note_id, row.sections)
         return note_id
+
+    def _replace_note(self, note_id: int, values: Sequence[Any]) -> None:
+        """The note's row gets these values (NOTE_COLUMNS), and loses its derived rows."""
+        self.execute(
+            "UPDATE notes SET path=?, title=?, title_source=?, date=?, date_source=?,"
+            " mtime_ns=?, size=?, hash=?, frontmatter=?, headings=?, summary=?, body=?,"
+            " body_line=?, priority=?, status=?, truncated=? WHERE id = ?",
+            (*values, note_id),
+        )
+        self._delete_derived(note_id)
 
     def _delete_derived(self, note_id: int) -> None:
         self.execute("DELETE FROM tags WHERE note_id = ?", (note_id,))
@@ -156,6 +160,27 @@ class NotesSql(SqlBase):
             )
         ]
         return str(title), json.loads(fm), str(path), tags, str(summary), str(body)
+
+    def notes_fields(
+        self, note_ids: Sequence[int]
+    ) -> dict[int, tuple[str, dict[str, Any], str, list[str], str, str]]:
+        """note_fields of each of these notes (those in the index), read together."""
+        tags: dict[int, list[str]] = {}
+        out: dict[int, tuple[str, dict[str, Any], str, list[str], str, str]] = {}
+        for chunk in self.chunks(note_ids):
+            among, params = self.in_ids("note_id", chunk)
+            for nid, tag in self.query(
+                f"SELECT note_id, tag FROM tags WHERE {among} ORDER BY note_id, position", params
+            ):
+                tags.setdefault(int(nid), []).append(str(tag))
+            among, params = self.in_ids("id", chunk)
+            for nid, title, fm, path, summary, body in self.query(
+                f"SELECT id, title, frontmatter, path, summary, body FROM notes WHERE {among}",
+                params,
+            ):
+                fields = (str(title), json.loads(fm), str(path), tags.get(int(nid), []))
+                out[int(nid)] = (*fields, str(summary), str(body))
+        return out
 
     def apply_df(self, delta: dict[str, int]) -> None:
         # in key order: two writers never wait on each other's rows in opposite orders

@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
 from .pg_batch import Batch, Sender
+from .pg_cache import ReadCache
 from .pg_postings import stage_tables
 from .sql_base import SqlBase
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .pg_schema import Lexicon
 
 BUSY_TIMEOUT_MS = 5_000
+SYNC_RANDOM_PAGE_COST = 1.1
 URL_SCHEMES = ("postgresql://", "postgres://")
 _NAMESPACE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -131,6 +133,8 @@ class PgBase(SqlBase):
     _sender: Sender  # the thread sending the batch before it, if any
     _staged: bool = False  # this session has the stage tables (lore.store.pg_postings)
     _next_ids: dict[str, int]  # the next id of a table, counted in this transaction
+    read_cache: ReadCache  # what reads of one generation share (lore.store.pg_lexical)
+    _reading: ReadCache | None = None  # read_cache, inside a read snapshot
 
     def _connect(self, url: str) -> None:
         try:
@@ -142,6 +146,7 @@ class PgBase(SqlBase):
             ) from None
         self.Error = psycopg.Error
         self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
+        self.read_cache = ReadCache()
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -218,6 +223,9 @@ class PgBase(SqlBase):
                 self.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
                 self.execute("SELECT pg_advisory_xact_lock(?)", (lock_key(self.namespace),))
                 self.execute("SET LOCAL lock_timeout = 0")
+                # The index being written is in memory, mostly: a sync of a few notes looks
+                # their rows up (the default, 4, is a disk's) rather than reading whole tables.
+                self.execute(f"SET LOCAL random_page_cost = {SYNC_RANDOM_PAGE_COST}")
             except psycopg.errors.LockNotAvailable:
                 raise IndexBusyError(
                     f"index busy: another lore process is writing the vault {self.namespace}"
@@ -274,6 +282,15 @@ class PgBase(SqlBase):
             self._batch.add_documents(lx, documents)
             self._batch_added()
 
+    def drop_note(self, note_id: int, *, row: bool) -> None:
+        """Delete what is derived from a note (and, with `row`, its row) with the batch,
+        before its rows (lore.store.pg_batch.Batch.drop)."""
+        self._statements += 1
+        if note_id in self._batch.notes:
+            self._send_batch()  # the note's new rows held go in first, then they go
+        self._batch.drop(note_id, row=row)
+        self._batch_added()
+
     def _batch_added(self) -> None:
         if not self.in_transaction:
             self._send_batch()
@@ -325,12 +342,23 @@ class PgBase(SqlBase):
         if self.in_transaction:
             yield
             return
-        self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        try:
-            self.query("SELECT n FROM generation")  # the snapshot is taken here, not at BEGIN
-            yield
-        finally:
-            self.execute("COMMIT")
+        self._send_batch()
+        with self._connected():
+            # Not counted as statements: a read changes no generation (what caches key on).
+            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            try:
+                # The snapshot is taken here, not at BEGIN: what it sees is generation n.
+                row = self.conn.execute("SELECT n FROM generation").fetchone()
+                self._reading = self.read_cache.at(int(row[0]) if row else 0)
+                yield
+            finally:
+                self._reading = None
+                self.conn.execute("COMMIT")
+
+    def snapshot_cache(self) -> ReadCache | None:
+        """What the reads of this read snapshot's generation may share (None outside one,
+        and in a write transaction: there the statistics change under the reader)."""
+        return self._reading
 
     @property
     def in_transaction(self) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import pg_postings
-from .pg_schema import Lexicon
+from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
     import psycopg
@@ -41,9 +41,11 @@ class Batch:
     documents: dict[Lexicon, list[tuple[int, tuple[str, ...]]]] = field(default_factory=dict)
     held: int = 0  # documents
     characters: int = 0
+    notes: set[int] = field(default_factory=set)  # the notes whose rows are held
+    dropped: dict[int, bool] = field(default_factory=dict)  # note id -> its own row too
 
     def __bool__(self) -> bool:
-        return bool(self.rows or self.documents)
+        return bool(self.rows or self.documents or self.dropped)
 
     @property
     def full(self) -> bool:
@@ -54,14 +56,29 @@ class Batch:
     ) -> None:
         """Rows for `table` (columns None: all of them, in the table's order)."""
         self.rows.setdefault((table, columns), []).extend(rows)
+        key = NOTE_KEYS.get(table)
+        if key is not None and columns is not None and key in columns:
+            at = columns.index(key)
+            self.notes.update(int(row[at]) for row in rows)
+
+    def drop(self, note_id: int, *, row: bool) -> None:
+        """Delete what is derived from a note (tags, links, full text, parts) and, with
+        `row`, its row, before any row held goes in. The caller sends the batch first if
+        it holds rows of that note (`notes`): they would go with the old ones."""
+        self.dropped[note_id] = self.dropped.get(note_id, False) or row
 
     def add_documents(self, lx: Lexicon, documents: list[tuple[int, tuple[str, ...]]]) -> None:
         self.documents.setdefault(lx, []).extend(documents)
+        if lx == NOTES:  # a note's document id is its id
+            self.notes.update(doc_id for doc_id, _fields in documents)
         self.held += len(documents)
         self.characters += sum(len(s) for _id, fields in documents for s in fields)
 
     def send(self, conn: Connection) -> None:
-        """Write everything held (inside the caller's transaction), then forget it."""
+        """Write everything held (inside the caller's transaction), then forget it: the
+        notes dropped first, then the new rows."""
+        if self.dropped:
+            _drop_notes(conn, self.dropped)
         with conn.cursor() as cur:
             for (table, columns), rows in self.rows.items():
                 names = " (" + ", ".join(f'"{c}"' for c in columns) + ")" if columns else ""
@@ -72,7 +89,31 @@ class Batch:
             pg_postings.write_documents(conn, documents, lx)
         self.rows.clear()
         self.documents.clear()
+        self.notes.clear()
+        self.dropped.clear()
         self.held = self.characters = 0
+
+
+# The column naming the note a table's rows belong to (the tables a batch holds rows of).
+NOTE_KEYS = {"notes": "id", "tags": "note_id", "links": "note_id", "sections": "note_id"}
+
+
+def _drop_notes(conn: Connection, dropped: dict[int, bool]) -> None:
+    """Delete the rows derived from these notes (and the rows of those marked True), the
+    full text and the parts of all: a few statements for them all, not a few per note."""
+    ids = sorted(dropped)
+    rows = sorted(n for n, row in dropped.items() if row)
+    listed = pg_postings.id_array(ids)
+    statements = [  # one round trip; the first statement's rows are the cursor's
+        f"DELETE FROM sections WHERE note_id = ANY({listed}) RETURNING id",
+        f"DELETE FROM tags WHERE note_id = ANY({listed})",
+        f"DELETE FROM links WHERE note_id = ANY({listed})",
+    ]
+    if rows:
+        statements.append(f"DELETE FROM notes WHERE id = ANY({pg_postings.id_array(rows)})")
+    parts = [int(r[0]) for r in conn.execute("; ".join(statements)).fetchall()]
+    pg_postings.delete_documents(conn, ids, NOTES)
+    pg_postings.delete_documents(conn, parts, PARTS)
 
 
 class Sender:

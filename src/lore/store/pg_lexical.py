@@ -26,10 +26,16 @@ writes them):
 - Any other phrase (three characters or more, or with a longer token: "jira 1234") is
   counted in the token streams (`lex_docs`) of the notes holding all of its terms, so its
   position in a long note does not matter (no 16,383-position or 256-occurrence cap).
-- One SQL statement sums the scores of every candidate and keeps the best; the few at the
-  cut are then scored again in Python in FTS5's own order of operations, so ties and
-  near-ties (a last-bit difference of a sum taken in another order) fall exactly as they
-  do in FTS5, and ties of equal score are ordered by the caller's key (the note's path).
+- One SQL statement sums the scores of every candidate and keeps the best, with each
+  one's path (what orders equal scores). Its sums are FTS5's to within a last bit (taken
+  in another order), so the few whose order or rounded score that bit could change
+  (near-ties, a score at a rounding boundary) are summed again by the server in the
+  query's order of phrases (FTS5's order of operations, the same float8 arithmetic): ties
+  and near-ties fall exactly as they do in FTS5. Only weights whose f(p) the server
+  cannot compute as FTS5 does (not multiples of 1/1024) are summed again here, in Python.
+- What only a sync changes (the statistics, a term's id and frequency, a long phrase's
+  notes) is read once per generation of the index and kept in the read snapshot's cache
+  (lore.store.pg_cache); what is left to read goes in one round trip (a pipeline).
 
 Everything takes plain values (token streams, weights, phrases) and a psycopg connection
 whose `search_path` is the vault's schema; the caller owns transactions. The tables read
@@ -42,10 +48,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .pg_cache import ReadCache
 from .pg_postings import bigram, is_pair_token
 from .pg_schema import LEX_COLUMNS, NOTES, Lexicon
 from .query import EVERY_NOTE, TextQuery
@@ -60,18 +67,16 @@ B = 0.75
 IDF_FLOOR = 1e-6  # FTS5's floor for a phrase most notes hold
 TIE_MARGIN = 20  # rows past the limit fetched to settle ties at the cut
 NEAR = 1e-9  # relative score distance within which two notes are re-scored exactly
+# A bound on the relative difference of two sums of the same positive numbers added in
+# other orders (n * 2**-53 for n phrases: every query below ~9,000 phrases).
+SUM_ERROR = 1e-12
+PROBE_COST = 8  # a primary-key lookup, in postings rows read in a pass over a term's
 
 Phrase = tuple[str, ...]
 Columns = tuple[int, ...] | None  # the columns a query matches in (None: every one)
 
 
 # -- statistics ------------------------------------------------------------------------------
-
-
-def index_size(conn: Connection, lx: Lexicon = NOTES) -> tuple[int, int]:
-    """(documents, tokens) in the index."""
-    row = conn.execute(f"SELECT docs, tokens FROM {lx.stats}").fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def idf(notes: int, holding: int) -> float:
@@ -169,31 +174,31 @@ def _pattern(phrase: Phrase) -> str:
     return f" (?={body} )"
 
 
-def _count_phrase(
-    conn: Connection,
-    phrase: Phrase,
-    columns: Columns,
-    terms: Mapping[str, tuple[int, int]],
-    lx: Lexicon,
-) -> _Counted:
+def _count_statement(
+    phrase: Phrase, terms: Mapping[str, tuple[int, int]], lx: Lexicon
+) -> tuple[str, dict[str, Any]] | None:
+    """The statement counting a phrase in the token streams of the notes holding all of
+    its anchors (None: a note holding it holds an anchor no note holds)."""
     anchors = _anchors(phrase)
     if any(a not in terms for a in anchors):
-        return _Counted(0, {}, {})
+        return None
     anchors.sort(key=lambda a: terms[a][1])  # the rarest first: it says where to look
     first, *rest = (terms[a][0] for a in anchors)
-    pattern = _pattern(phrase)
     counts = ", ".join(f"regexp_count(' ' || d.{c} || ' ', %(p)s)" for c in lx.columns)
     doc = lx.doc
-    rows = conn.execute(
+    sql = (
         f"SELECT d.{doc}, d.len, {counts} FROM {lx.postings} p0"
         f" JOIN {lx.docs} d ON d.{doc} = p0.{doc} WHERE p0.term_id = %(first)s"
         + "".join(
             f" AND EXISTS (SELECT 1 FROM {lx.postings} p WHERE p.term_id = %(t{i})s"
             f" AND p.{doc} = p0.{doc})"
             for i in range(len(rest))
-        ),
-        {"p": pattern, "first": first, **{f"t{i}": t for i, t in enumerate(rest)}},
-    ).fetchall()
+        )
+    )
+    return sql, {"p": _pattern(phrase), "first": first, **{f"t{i}": t for i, t in enumerate(rest)}}
+
+
+def _counted(rows: Sequence[Sequence[Any]], columns: Columns) -> _Counted:
     per_note: dict[int, tuple[int, ...]] = {}
     lengths: dict[int, int] = {}
     for note_id, size, *counts in rows:
@@ -202,6 +207,39 @@ def _count_phrase(
             per_note[int(note_id)] = per_column
             lengths[int(note_id)] = int(size)
     return _Counted(len(per_note), per_note, lengths)
+
+
+def _count_phrases(
+    conn: Connection,
+    phrases: Sequence[Phrase],
+    columns: Columns,
+    terms: Mapping[str, tuple[int, int]],
+    lx: Lexicon,
+    cache: ReadCache | None,
+) -> dict[Phrase, _Counted]:
+    """Each phrase counted in the token streams: those not in the cache in one round trip
+    (a pipeline of one statement each)."""
+    out: dict[Phrase, _Counted] = {}
+    pending: dict[Phrase, tuple[str, dict[str, Any]]] = {}
+    for phrase in dict.fromkeys(phrases):
+        kept = cache.get(("counted", lx.docs, columns, phrase)) if cache is not None else None
+        statement = None if kept is not None else _count_statement(phrase, terms, lx)
+        if kept is not None:
+            out[phrase] = kept
+        elif statement is None:
+            out[phrase] = _Counted(0, {}, {})
+        else:
+            pending[phrase] = statement
+    if pending:
+        with conn.pipeline():
+            cursors = {
+                phrase: conn.execute(sql, params) for phrase, (sql, params) in pending.items()
+            }
+        for phrase, cur in cursors.items():
+            out[phrase] = _counted(cur.fetchall(), columns)
+            if cache is not None:
+                cache.put(("counted", lx.docs, columns, phrase), out[phrase])
+    return out
 
 
 @dataclass
@@ -219,6 +257,7 @@ class _Resolved:
     excluded_ids: list[int]  # term ids of excluded phrases
     excluded_notes: set[int]  # notes holding an excluded phrase counted in the streams
     count: int  # phrases that score
+    postings: int = 0  # of the terms looked up directly: the rows a full pass reads
 
     @property
     def empty(self) -> bool:
@@ -226,26 +265,69 @@ class _Resolved:
             gen and c.per_note for c, _i, gen in self.counted.values()
         )
 
+    @property
+    def exact_in_sql(self) -> bool:
+        """Whether the server's sum of each note's phrases in their order is FTS5's score
+        bit for bit: each phrase's f(p) is the same product there (_weighted)."""
+        return all((w * 1024).is_integer() for w in self.weights)
+
+
+_ABSENT = (0, 0)  # a term no note holds, as the cache keeps it
+
+
+def _statistics(
+    conn: Connection, wanted: Sequence[str], columns: Columns, lx: Lexicon, cache: ReadCache | None
+) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
+    """((documents, tokens) in the index, {term: (id, documents holding it)}) for the
+    terms no note holds left out; what the cache lacks read in one round trip."""
+    size = cache.get(("size", lx.stats)) if cache is not None else None
+    terms: dict[str, tuple[int, int]] = {}
+    missing: list[str] = []
+    for term in dict.fromkeys(wanted):
+        kept = cache.get(("term", lx.terms, columns, term)) if cache is not None else None
+        if kept is None:
+            missing.append(term)
+        elif kept != _ABSENT:
+            terms[term] = kept
+    if size is not None and not missing:
+        return size, terms
+    if columns is None:
+        lookup = f"SELECT term, id, df FROM {lx.terms} WHERE term = ANY(%s)"
+    else:  # the notes holding the term in those columns (FTS5's IDF under a column filter)
+        lookup = (
+            f"SELECT t.term, t.id, count(p.{lx.doc}) FROM {lx.terms} t LEFT JOIN {lx.postings} p"
+            f" ON p.term_id = t.id AND ({_in_columns(lx, columns)}) WHERE t.term = ANY(%s)"
+            " GROUP BY t.term, t.id"
+        )
+    with conn.pipeline():
+        sized = conn.execute(f"SELECT docs, tokens FROM {lx.stats}") if size is None else None
+        found = conn.execute(lookup, (missing,)) if missing else None
+    if sized is not None:
+        row = sized.fetchone()
+        size = (int(row[0]), int(row[1])) if row else (0, 0)
+    read = {str(term): (int(tid), int(df)) for term, tid, df in (found or ())}
+    terms.update(read)
+    if cache is not None:
+        cache.put(("size", lx.stats), size)
+        for term in missing:
+            cache.put(("term", lx.terms, columns, term), read.get(term, _ABSENT))
+    assert size is not None
+    return size, terms
+
 
 def _resolve(
-    conn: Connection, query: LexicalQuery, weights: Sequence[float], lx: Lexicon
+    conn: Connection,
+    query: LexicalQuery,
+    weights: Sequence[float],
+    lx: Lexicon,
+    cache: ReadCache | None = None,
 ) -> _Resolved:
-    notes, tokens = index_size(conn, lx)
     phrases = query.phrases()
     wanted: list[str] = []
     for phrase in (*phrases, *query.excluded):
         key = _direct(phrase)
         wanted += [key] if key is not None else _anchors(phrase)
-    if query.columns is None:
-        found = conn.execute(f"SELECT term, id, df FROM {lx.terms} WHERE term = ANY(%s)", (wanted,))
-    else:  # the notes holding the term in those columns (FTS5's IDF under a column filter)
-        found = conn.execute(
-            f"SELECT t.term, t.id, count(p.{lx.doc}) FROM {lx.terms} t LEFT JOIN {lx.postings} p"
-            f" ON p.term_id = t.id AND ({_in_columns(lx, query.columns)}) WHERE t.term = ANY(%s)"
-            " GROUP BY t.term, t.id",
-            (wanted,),
-        )
-    terms = {str(term): (int(tid), int(df)) for term, tid, df in found}
+    (notes, tokens), terms = _statistics(conn, wanted, query.columns, lx, cache)
     resolved = _Resolved(
         lx=lx,
         notes=notes,
@@ -259,8 +341,9 @@ def _resolve(
         excluded_notes=set(),
         count=len(phrases),
     )
+    long_phrases = [p for p in (*phrases, *query.excluded) if _direct(p) is None]
+    counted = _count_phrases(conn, long_phrases, query.columns, terms, lx, cache)
     generating = len(query.generating)
-    counted_cache: dict[Phrase, _Counted] = {}
     for index, phrase in enumerate(phrases):
         is_generating = index < generating
         key = _direct(phrase)
@@ -271,20 +354,17 @@ def _resolve(
             if key in terms and terms[key][1] > 0:
                 tid, holding = terms[key]
                 resolved.direct[index] = (tid, idf(notes, holding), is_generating)
-        else:
-            if phrase not in counted_cache:
-                counted_cache[phrase] = _count_phrase(conn, phrase, query.columns, terms, lx)
-            counted = counted_cache[phrase]
-            if counted.per_note:
-                resolved.counted[index] = (counted, idf(notes, counted.holding), is_generating)
+                resolved.postings += holding
+        elif counted[phrase].per_note:
+            found = counted[phrase]
+            resolved.counted[index] = (found, idf(notes, found.holding), is_generating)
     for phrase in query.excluded:
         key = _direct(phrase)
         if key is not None:
             if key in terms:
                 resolved.excluded_ids.append(terms[key][0])
         else:
-            counted = _count_phrase(conn, phrase, query.columns, terms, lx)
-            resolved.excluded_notes |= set(counted.per_note)
+            resolved.excluded_notes |= set(counted[phrase].per_note)
     return resolved
 
 
@@ -323,28 +403,51 @@ def _term_sql(f: str) -> str:
     return f"q.idf * (({f} * %(k1p1)s) / ({f} + %(k1)s * (%(omb)s + %(b)s * p.len / %(avgdl)s)))"
 
 
-def _candidates(
-    conn: Connection, r: _Resolved, limit: int | None, where: str, params: Mapping[str, Any]
-) -> list[tuple[int, float]]:
-    """(note id, score) of the candidates, best first, at most `limit` (None: all); the
-    scores are the exact ones to within a last-bit rounding of the sum."""
-    keys = [(tid, idf_, gen) for tid, idf_, gen in r.direct.values()]
-    counted_rows: list[tuple[int, int, float, bool, float]] = []
-    for counted, idf_, gen in r.counted.values():
+# What orders candidates of equal score (lore.retrieve.search.rank's ties by path): the
+# note's path; a part's id (as SQLite's rowid orders parts).
+_TIE_KEY = {NOTES.docs: "(SELECT n.path FROM notes n WHERE n.id = t.doc)"}
+
+
+class _Candidate(NamedTuple):
+    doc: int
+    score: float  # the server's sum: in any order (within a last bit of FTS5's) or exact
+    exact: float | None  # FTS5's score bit for bit (when asked and the server can)
+    tie: str  # what orders equal scores
+
+
+def _statement(
+    r: _Resolved,
+    limit: int | None,
+    where: str,
+    params: Mapping[str, Any],
+    among: Sequence[int] | None,
+    *,
+    exact: bool,
+) -> tuple[str, dict[str, Any]]:
+    """The candidates as the CTE `t` (doc, len, score), best first, at most `limit`
+    (None: all, in no order); only those `among` these documents, if given. Each score
+    is the sum of the note's phrases in any order (within a last bit of FTS5's), or with
+    `exact` in FTS5's order: bit for bit FTS5's (weights permitting: exact_in_sql)."""
+    keys = [(tid, idf_, gen, index) for index, (tid, idf_, gen) in r.direct.items()]
+    counted_rows: list[tuple[int, int, float, bool, float, int]] = []
+    wanted = None if among is None else set(among)
+    for index, (counted, idf_, gen) in r.counted.items():
         for note_id, per_column in counted.per_note.items():
-            counted_rows.append(
-                (note_id, counted.lengths[note_id], idf_, gen, _weighted(r.weights, per_column))
-            )
+            if wanted is not None and note_id not in wanted:
+                continue
+            freq = _weighted(r.weights, per_column)
+            counted_rows.append((note_id, counted.lengths[note_id], idf_, gen, freq, index))
     lx, doc = r.lx, r.lx.doc
-    column_filter = f" WHERE ({_in_columns(lx, r.columns)})" if r.columns is not None else ""
+    conditions = [f"({_in_columns(lx, r.columns)})"] if r.columns is not None else []
+    if among is not None and len(among) * len(keys) * PROBE_COST < r.postings:
+        # A few documents: each (term, document) looked up in the primary key.
+        conditions.append(f"p.{doc} = ANY(%(among)s::int8[])")
+    elif among is not None:
+        # Many: a filter on each term's postings (`+ 0`: not an index condition, with
+        # which the planner may walk the whole primary key for them, every term's).
+        conditions.append(f"p.{doc} + 0 = ANY(%(among)s::int8[])")
+    column_filter = " WHERE " + " AND ".join(conditions) if conditions else ""
     f = _f_sql(lx, r.weights, r.columns)
-    every = ""
-    if r.every is not None:
-        w = float(r.weights[-1])
-        every = (
-            f" + {r.every[1]!r}::float8 * (({w!r}::float8 * %(k1p1)s) / ({w!r}::float8"
-            " + %(k1)s * (%(omb)s + %(b)s * s.len / %(avgdl)s)))"
-        )
     excluded = ""
     if r.excluded_ids:
         in_columns = f" AND ({_in_columns(lx, r.columns, 'x')})" if r.columns is not None else ""
@@ -353,50 +456,98 @@ def _candidates(
             f" AND x.{doc} = s.doc{in_columns})"
         )
     if r.excluded_notes:
-        excluded += " AND NOT s.doc = ANY(%(x_notes)s)"
+        excluded += " AND NOT s.doc = ANY(%(x_notes)s::int8[])"
     sql = (
-        "WITH q AS (SELECT * FROM unnest(%(ids)s::int4[], %(idfs)s::float8[], %(gens)s::bool[])"
-        " AS q(term_id, idf, gen)),"
+        "WITH q AS (SELECT * FROM unnest(%(ids)s::int4[], %(idfs)s::float8[], %(gens)s::bool[],"
+        " %(idx)s::int4[]) AS q(term_id, idf, gen, idx)),"
         " hits AS ("
-        f"SELECT p.{doc} AS doc, p.len, q.gen, {_term_sql(f)} AS c"
+        f"SELECT p.{doc} AS doc, p.len, q.gen, q.idx, {_term_sql(f)} AS c"
         f" FROM q JOIN {lx.postings} p ON p.term_id = q.term_id{column_filter}"
-        " UNION ALL SELECT v.doc, v.len, v.gen, v.idf * ((v.f * %(k1p1)s) / (v.f + %(k1)s"
+        " UNION ALL SELECT v.doc, v.len, v.gen, v.idx, v.idf * ((v.f * %(k1p1)s) / (v.f + %(k1)s"
         " * (%(omb)s + %(b)s * v.len / %(avgdl)s))) FROM unnest(%(v_notes)s::int4[],"
-        " %(v_lens)s::int4[], %(v_idfs)s::float8[], %(v_gens)s::bool[], %(v_fs)s::float8[])"
-        " AS v(doc, len, idf, gen, f)),"
-        " s AS (SELECT doc, max(len) AS len, sum(c) AS c FROM hits GROUP BY doc"
-        " HAVING bool_or(gen))"
-        f" SELECT s.doc, s.c{every} AS score FROM s WHERE true{excluded}"
-        f"{' AND ' + where if where else ''}"
-        " ORDER BY score DESC" + (" LIMIT %(limit)s" if limit is not None else "")
+        " %(v_lens)s::int4[], %(v_idfs)s::float8[], %(v_gens)s::bool[], %(v_fs)s::float8[],"
+        " %(v_idx)s::int4[]) AS v(doc, len, idf, gen, f, idx)),"
+        # FTS5 adds a note's phrases in the query's order: `exact`, the same sum in that
+        # order (the every-note token is the last phrase).
+        f" s AS (SELECT doc, max(len) AS len, sum(c{' ORDER BY idx' if exact else ''}) AS c"
+        " FROM hits GROUP BY doc HAVING bool_or(gen)),"
+        f" t AS (SELECT s.doc, s.len, s.c{_every_sql(r, 's.len')} AS score FROM s"
+        f" WHERE true{excluded}{' AND ' + where if where else ''}"
+        + (" ORDER BY score DESC LIMIT %(limit)s" if limit is not None else "")
+        + ")"
     )
-    rows = conn.execute(
-        sql,
-        {
-            "ids": [k[0] for k in keys],
-            "idfs": [k[1] for k in keys],
-            "gens": [k[2] for k in keys],
-            "v_notes": [c[0] for c in counted_rows],
-            "v_lens": [c[1] for c in counted_rows],
-            "v_idfs": [c[2] for c in counted_rows],
-            "v_gens": [c[3] for c in counted_rows],
-            "v_fs": [c[4] for c in counted_rows],
-            "k1p1": K1 + 1.0,
-            "k1": K1,
-            "omb": 1.0 - B,
-            "b": B,
-            "avgdl": r.avgdl,
-            "x_ids": r.excluded_ids,
-            "x_notes": sorted(r.excluded_notes),
-            "limit": limit,
-            **params,
-        },
-    ).fetchall()
-    return [(int(n), float(s)) for n, s in rows]
+    values = {
+        "ids": [k[0] for k in keys],
+        "idfs": [k[1] for k in keys],
+        "gens": [k[2] for k in keys],
+        "idx": [k[3] for k in keys],
+        "v_notes": [c[0] for c in counted_rows],
+        "v_lens": [c[1] for c in counted_rows],
+        "v_idfs": [c[2] for c in counted_rows],
+        "v_gens": [c[3] for c in counted_rows],
+        "v_fs": [c[4] for c in counted_rows],
+        "v_idx": [c[5] for c in counted_rows],
+        "k1p1": K1 + 1.0,
+        "k1": K1,
+        "omb": 1.0 - B,
+        "b": B,
+        "avgdl": r.avgdl,
+        "x_ids": r.excluded_ids,
+        "x_notes": sorted(r.excluded_notes),
+        "limit": limit,
+        "among": None if among is None else [int(n) for n in among],
+        **params,
+    }
+    return sql, values
+
+
+def _every_sql(r: _Resolved, length: str) -> str:
+    """The every-note token's share (the query's last phrase), or nothing."""
+    if r.every is None:
+        return ""
+    w = float(r.weights[-1])
+    return (
+        f" + {r.every[1]!r}::float8 * (({w!r}::float8 * %(k1p1)s) / ({w!r}::float8"
+        f" + %(k1)s * (%(omb)s + %(b)s * {length} / %(avgdl)s)))"
+    )
+
+
+def _candidates(
+    conn: Connection,
+    r: _Resolved,
+    limit: int | None,
+    where: str,
+    params: Mapping[str, Any],
+    among: Sequence[int] | None = None,
+    *,
+    exact: bool = True,
+) -> list[_Candidate]:
+    """The candidates (see _statement), best first, with what orders equal scores:
+    one statement."""
+    exact = exact and r.exact_in_sql
+    sql, values = _statement(r, limit, where, params, among, exact=exact)
+    tie = _TIE_KEY.get(r.lx.docs, "NULL")
+    sql += f" SELECT t.doc, t.score, {'t.score' if exact else 'NULL'}, {tie} FROM t"
+    rows = conn.execute(sql + " ORDER BY t.score DESC", values).fetchall()
+    return [
+        _Candidate(
+            int(n),
+            float(score),
+            None if e is None else float(e),
+            f"{int(n):020d}" if tie is None else str(tie),
+        )
+        for n, score, e, tie in rows
+    ]
+
+
+def _matches(conn: Connection, r: _Resolved, where: str, params: Mapping[str, Any]) -> list[int]:
+    sql, values = _statement(r, None, where, params, None, exact=False)
+    return [int(n) for (n,) in conn.execute(sql + " SELECT doc FROM t", values)]
 
 
 def _exact(conn: Connection, r: _Resolved, note_ids: list[int]) -> dict[int, float]:
-    """FTS5's score of these notes, summed in its order of phrases and operations."""
+    """FTS5's score of these notes, summed in its order of phrases and operations, here:
+    for weights whose f(p) the server cannot compute as FTS5 does (_Resolved.exact_in_sql)."""
     contributions: dict[int, dict[int, tuple[int, tuple[int, ...]]]] = {n: {} for n in note_ids}
     by_term: dict[int, list[int]] = {}  # a phrase counted n times is n phrases
     for index, (tid, _i, _g) in r.direct.items():
@@ -417,19 +568,10 @@ def _exact(conn: Connection, r: _Resolved, note_ids: list[int]) -> dict[int, flo
                 size = counted.lengths[note_id]
                 contributions[note_id][index] = (size, counted.per_note[note_id])
     lengths = {n: next(iter(c.values()))[0] for n, c in contributions.items() if c}
-    missing = [n for n in note_ids if n not in lengths]
-    if missing:
-        lengths.update(
-            (int(n), int(size))
-            for n, size in conn.execute(
-                f"SELECT {r.lx.doc}, len FROM {r.lx.docs} WHERE {r.lx.doc} = ANY(%s)",
-                (missing,),
-            )
-        )
     idfs = {i: v[1] for i, v in r.direct.items()} | {i: v[1] for i, v in r.counted.items()}
     scores: dict[int, float] = {}
     for note_id in note_ids:
-        size = lengths[note_id]
+        size = lengths[note_id]  # a candidate holds a phrase
         score = 0.0
         for index in range(r.count):
             if r.every is not None and index == r.every[0]:
@@ -445,35 +587,73 @@ def _exact(conn: Connection, r: _Resolved, note_ids: list[int]) -> dict[int, flo
     return scores
 
 
+def _exact_scores(conn: Connection, r: _Resolved, found: list[_Candidate]) -> dict[int, float]:
+    """FTS5's score of each candidate found (from the server when it summed them)."""
+    if r.exact_in_sql:
+        return {c.doc: c.exact for c in found if c.exact is not None}
+    return _exact(conn, r, [c.doc for c in found])
+
+
+def _unsure(found: list[_Candidate]) -> list[int]:
+    """The candidates (best first) whose order or rounded score the server's sum may not
+    settle: within NEAR of a neighbour's, or within SUM_ERROR of a rounding boundary."""
+    out: set[int] = set()
+    for a, b in zip(found, found[1:], strict=False):
+        if a.score - b.score <= NEAR * a.score:
+            out |= {a.doc, b.doc}
+    for c in found:
+        if round(c.score * (1 - SUM_ERROR), 6) != round(c.score * (1 + SUM_ERROR), 6):
+            out.add(c.doc)
+    return [c.doc for c in found if c.doc in out]
+
+
+def _settled(
+    conn: Connection, r: _Resolved, found: list[_Candidate], where: str, params: Mapping[str, Any]
+) -> dict[int, float]:
+    """Each candidate's score, FTS5's bit for bit where it decides their order or their
+    rounded value: the server's sum elsewhere (the same to 6 places, in the same order)."""
+    if not r.exact_in_sql:
+        return _exact(conn, r, [c.doc for c in found])
+    settled = {c.doc: c.score for c in found}
+    unsure = _unsure(found)
+    if unsure:
+        again = _candidates(conn, r, None, where, params, among=unsure)
+        settled |= _exact_scores(conn, r, again)
+    return settled
+
+
 def rank(
     conn: Connection,
     query: LexicalQuery,
     weights: Sequence[float],
     limit: int,
-    order_key: Callable[[list[int]], Mapping[int, str]],
     *,
     where: str = "",
     params: Mapping[str, Any] | None = None,
     lx: Lexicon = NOTES,
+    cache: ReadCache | None = None,
 ) -> list[tuple[int, float]]:
     """(note id, BM25 score as a positive number rounded to 6 places) of the best `limit`
-    notes, best first, equal scores ordered by `order_key` (note ids -> their paths): what
-    lore.retrieve.search.rank returns on SQLite.
+    notes, best first, equal scores ordered by path (parts: by id): what
+    lore.retrieve.search.rank returns on SQLite. One statement, and one more for the few
+    candidates the server's sum leaves unsure (_unsure); `cache`: the read snapshot's
+    (lore.store.pg_cache).
 
     `where`: an extra condition on candidates (the column `s.doc`), with named
     `params`: where compiled search filters go."""
-    r = _resolve(conn, query, weights, lx)
+    r = _resolve(conn, query, weights, lx, cache)
     if r.notes == 0 or r.empty:
         return []
-    rows = _candidates(conn, r, limit + TIE_MARGIN, where, params or {})
+    rows = _candidates(conn, r, limit + TIE_MARGIN, where, params or {}, exact=False)
     if len(rows) > limit:
-        floor = rows[limit - 1][1] * (1 - NEAR)
-        if len(rows) == limit + TIE_MARGIN and rows[-1][1] >= floor:
-            rows = _candidates(conn, r, None, where, params or {})  # near-ties past the margin
-        rows = [row for row in rows if row[1] >= floor]
-    exact = _exact(conn, r, [n for n, _s in rows])
-    keys = order_key(list(exact))
-    ordered = sorted(exact, key=lambda n: (-exact[n], keys[n]))[:limit]
+        floor = rows[limit - 1].score * (1 - NEAR)
+        if len(rows) == limit + TIE_MARGIN and rows[-1].score >= floor:
+            # near-ties past the margin
+            rows = _candidates(conn, r, None, where, params or {}, exact=False)
+        rows = [row for row in rows if row.score >= floor]
+    exact = _settled(conn, r, rows, where, params or {})
+    ties = {row.doc: row.tie for row in rows}
+    ordered = sorted(exact, key=lambda n: (-exact[n], ties[n]))[:limit]
     return [(n, round(exact[n], 6)) for n in ordered]
 
 
@@ -483,11 +663,16 @@ def scores(
     weights: Sequence[float],
     note_ids: Sequence[int],
     lx: Lexicon = NOTES,
+    cache: ReadCache | None = None,
 ) -> dict[int, float]:
-    """FTS5's bm25 of these notes as a positive number, unrounded, bit for bit (with one
-    column's weight alone, a field's share: --explain's per-field scores)."""
-    r = _resolve(conn, query, weights, lx)
-    return _exact(conn, r, list(note_ids)) if r.notes and note_ids else {}
+    """FTS5's bm25 of those of these notes the query matches, as a positive number,
+    unrounded, bit for bit (with one column's weight alone, a field's share: --explain's
+    per-field scores)."""
+    r = _resolve(conn, query, weights, lx, cache)
+    if not r.notes or not note_ids or r.empty:
+        return {}
+    found = _candidates(conn, r, None, "", {}, among=note_ids)
+    return _exact_scores(conn, r, found)
 
 
 def matching(
@@ -497,13 +682,14 @@ def matching(
     where: str = "",
     params: Mapping[str, Any] | None = None,
     lx: Lexicon = NOTES,
+    cache: ReadCache | None = None,
 ) -> list[int]:
     """Notes holding a generating phrase and no excluded one (and passing `where`)."""
     plain = LexicalQuery(query.generating, excluded=query.excluded, columns=query.columns)
-    r = _resolve(conn, plain, [1.0] * lx.width, lx)
+    r = _resolve(conn, plain, [1.0] * lx.width, lx, cache)
     if r.notes == 0 or r.empty:
         return []
-    return [n for n, _s in _candidates(conn, r, None, where, params or {})]
+    return _matches(conn, r, where, params or {})
 
 
 def count_matching(
@@ -512,6 +698,7 @@ def count_matching(
     *,
     where: str = "",
     params: Mapping[str, Any] | None = None,
+    cache: ReadCache | None = None,
 ) -> int:
     """How many notes `matching` finds."""
-    return len(matching(conn, query, where=where, params=params))
+    return len(matching(conn, query, where=where, params=params, cache=cache))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import pg_postings
-from .notes import NotesSql
+from .notes import NOTE_COLUMNS, NotesSql
 from .pg_base import PgBase
 from .pg_postings import DF_STAGE
 from .pg_schema import NOTES, PARTS
@@ -24,6 +24,17 @@ class PgNotes(NotesSql, PgBase):
         (new_id,) = self.new_ids(table, 1)
         self.append_rows(table, ("id", *columns), [(new_id, *values)])
         return new_id
+
+    def _replace_note(self, note_id: int, values: Sequence[Any]) -> None:
+        """With the batch: the old row and its derived rows go, the new row goes in."""
+        self.drop_note(note_id, row=True)
+        self.append_rows("notes", ("id", *NOTE_COLUMNS), [(note_id, *values)])
+
+    def _delete_derived(self, note_id: int) -> None:
+        self.drop_note(note_id, row=False)
+
+    def delete_note(self, note_id: int) -> None:
+        self.drop_note(note_id, row=True)
 
     def _index_text(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
         self.append_documents(NOTES, [(note_id, fields)])
@@ -71,13 +82,6 @@ class PgNotes(NotesSql, PgBase):
         self.append_documents(
             PARTS, [(pid, (tokens,)) for pid, (_s, _e, tokens) in zip(ids, sections, strict=True)]
         )
-
-    def _delete_sections(self, note_id: int) -> None:
-        ids = [
-            int(r[0])
-            for r in self.query("DELETE FROM sections WHERE note_id = ? RETURNING id", (note_id,))
-        ]
-        pg_postings.delete_documents(self.staging(), ids, PARTS)
 
     def apply_df(self, delta: dict[str, int]) -> None:
         """Set-wise: the changes go in by COPY and change `term_df` in two statements."""

@@ -97,7 +97,7 @@ EMPTIED = "lore_stage_emptied"  # terms a deletion left without documents
 DF_STAGE = "lore_stage_df"  # term_df changes (lore.store.pg_notes.apply_df)
 
 
-def _ids(values: Sequence[int]) -> str:
+def id_array(values: Sequence[int]) -> str:
     """Integer ids as an array literal (statements of several parts take no parameters)."""
     return "ARRAY[" + ",".join(str(int(v)) for v in values) + "]::bigint[]"
 
@@ -170,7 +170,10 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
     taken = ", ".join(f"df_{c} = t.df_{c} - g.df_{c}" for c in lx.columns)
     tf = ", ".join(f"p.tf_{c}" for c in lx.columns)
     conn.execute(
-        f"WITH gone AS (DELETE FROM {lx.postings} p USING {postings} s JOIN {lx.terms} t"
+        # Analysed, the few postings of a few notes are looked up by term, not joined
+        # with a pass over every term.
+        f"ANALYZE {postings};"
+        f" WITH gone AS (DELETE FROM {lx.postings} p USING {postings} s JOIN {lx.terms} t"
         f" ON t.term = s.term WHERE p.term_id = t.id AND p.{lx.doc} = s.doc"
         f" RETURNING p.term_id, {tf}),"
         f" counted AS (SELECT term_id, count(*) AS df, {counts} FROM gone GROUP BY term_id),"
@@ -178,7 +181,7 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
         " WHERE t.id = g.term_id RETURNING t.id, t.df)"
         f" INSERT INTO {EMPTIED} SELECT id FROM changed WHERE df <= 0;"
         f" DELETE FROM {lx.terms} WHERE id IN (SELECT id FROM {EMPTIED});"
-        f" WITH d AS (DELETE FROM {lx.docs} WHERE {lx.doc} = ANY({_ids([r[0] for r in rows])})"
+        f" WITH d AS (DELETE FROM {lx.docs} WHERE {lx.doc} = ANY({id_array([r[0] for r in rows])})"
         f" RETURNING len) UPDATE {lx.stats} SET docs = docs - (SELECT count(*) FROM d),"
         " tokens = tokens - (SELECT coalesce(sum(len), 0) FROM d);"
         f" TRUNCATE {postings}, {EMPTIED}"

@@ -101,13 +101,17 @@ class PgSearch(SearchSql, PgBase):
     def tag_holders(
         self, keys: Sequence[str], *, derived: bool, limit: int
     ) -> dict[str, list[tuple[int, str]]]:
-        """One statement for every tag (a round trip each would be most of a query's time)."""
+        """One statement for every tag (a round trip each would be most of a query's time),
+        a branch per tag: planned for its own key, a tag no note carries is one index
+        lookup (planned for any key, each was a pass over the table)."""
         table, origin = TAG_SOURCES[derived]
         out: dict[str, list[tuple[int, str]]] = {key: [] for key in keys}
+        if not out:
+            return out
+        branch = f"(SELECT ?::text, note_id FROM {table} WHERE tag_key = ?{origin} LIMIT ?)"
         for key, n in self.query(
-            f"SELECT k.key, h.note_id FROM unnest(?::text[]) AS k(key) CROSS JOIN LATERAL"
-            f" (SELECT note_id FROM {table} WHERE tag_key = k.key{origin} LIMIT ?) h",
-            [list(out), limit],
+            " UNION ALL ".join([branch] * len(out)),
+            [value for tag in out for value in (tag, tag, limit)],
         ):
             out[str(key)].append((int(n), str(key)))
         return out
@@ -134,9 +138,9 @@ class PgSearch(SearchSql, PgBase):
             pg_lexical.LexicalQuery.of(query),
             weights,
             limit,
-            self.paths_of,
             where=where,
             params=params,
+            cache=self.snapshot_cache(),
         )
 
     def rank_sections(
@@ -146,34 +150,28 @@ class PgSearch(SearchSql, PgBase):
         that pass the filters (ties by part id) and every part of the `ids` notes: what
         lore.store.sqlite_search ranks over fts_sections, from the PARTS tables."""
         lexical = pg_lexical.LexicalQuery.of(replace(query, fields=None))
-        conn = self.lexical()
+        conn, cache = self.lexical(), self.snapshot_cache()
         where, params = _candidate_filter(
             self, filters, "SELECT p.id FROM sections p JOIN notes n ON n.id = p.note_id"
         )
         ranked = pg_lexical.rank(
-            conn,
-            lexical,
-            [1.0],
-            limit,
-            lambda pids: {pid: f"{pid:020d}" for pid in pids},  # ties by part id
-            where=where,
-            params=params,
-            lx=PARTS,
+            conn, lexical, [1.0], limit, where=where, params=params, lx=PARTS, cache=cache
         )
         scored = dict(ranked)
-        if ids:
-            among = {"among": list(ids)}
-            where = "s.doc IN (SELECT id FROM sections WHERE note_id = ANY(%(among)s))"
-            found = pg_lexical.matching(conn, lexical, where=where, params=among, lx=PARTS)
-            exact = pg_lexical.scores(conn, lexical, [1.0], found, lx=PARTS)
-            scored |= {pid: round(exact[pid], 6) for pid in exact}
-        spans = {
-            int(pid): (int(nid), int(start), int(end))
+        spans: dict[int, tuple[int, int, int]] = {}
+
+        def read_spans(where: str, among: list[int]) -> None:
             for pid, nid, start, end in self.query(
-                'SELECT id, note_id, start, "end" FROM sections WHERE id = ANY(?)',
-                (list(scored),),
-            )
-        }
+                f'SELECT id, note_id, start, "end" FROM sections WHERE {where} = ANY(?)', (among,)
+            ):
+                spans[int(pid)] = (int(nid), int(start), int(end))
+
+        if ids:  # the spans of every part of these notes: the ones to score
+            read_spans("note_id", list(ids))
+            exact = pg_lexical.scores(conn, lexical, [1.0], list(spans), lx=PARTS, cache=cache)
+            scored |= {pid: round(exact[pid], 6) for pid in exact}
+        if missing := [pid for pid in scored if pid not in spans]:
+            read_spans("id", missing)
         best: dict[int, tuple[float, int, int]] = {}
         for pid, score in sorted(scored.items()):  # in part order: the first best part wins
             nid, start, end = spans[pid]
@@ -185,31 +183,28 @@ class PgSearch(SearchSql, PgBase):
         """Notes the query matches that pass the filters."""
         where, params = _candidate_filter(self, filters)
         plain = pg_lexical.LexicalQuery.of(query, scored=False)
-        return pg_lexical.count_matching(self.lexical(), plain, where=where, params=params)
+        return pg_lexical.count_matching(
+            self.lexical(), plain, where=where, params=params, cache=self.snapshot_cache()
+        )
 
     def field_scores(
         self, query: TextQuery, ids: list[int], weights: list[float]
     ) -> dict[int, dict[str, float]]:
         """Each note's BM25 score with one field's weight alone, per field."""
-        matching = [i for i in ids if i in self._holding(query, ids)]
         lexical = pg_lexical.LexicalQuery.of(query)
-        out: dict[int, dict[str, float]] = {i: {} for i in matching}
+        conn, cache = self.lexical(), self.snapshot_cache()
+        out: dict[int, dict[str, float]] = {}
         for column, name in enumerate(FTS_COLUMNS):
             alone = [w if j == column else 0.0 for j, w in enumerate(weights)]
-            for nid, score in pg_lexical.scores(self.lexical(), lexical, alone, matching).items():
-                out[nid][name] = round(float(score), 6)
-        return out
-
-    def _holding(self, query: TextQuery, among: list[int] | None = None) -> set[int]:
-        plain = pg_lexical.LexicalQuery.of(query, scored=False)
-        where, params = ("", {})
-        if among is not None:
-            where, params = "s.doc = ANY(%(among)s)", {"among": list(among)}
-        return set(pg_lexical.matching(self.lexical(), plain, where=where, params=params))
+            # the notes among ids that match (and only those) are scored
+            for nid, score in pg_lexical.scores(conn, lexical, alone, ids, cache=cache).items():
+                out.setdefault(nid, {})[name] = round(float(score), 6)
+        return {nid: out[nid] for nid in ids if nid in out}
 
     def holding(self, query: TextQuery) -> set[int]:
         """Ids of the notes that match the query (one pass over its phrases' notes)."""
-        return self._holding(query)
+        plain = pg_lexical.LexicalQuery.of(query, scored=False)
+        return set(pg_lexical.matching(self.lexical(), plain, cache=self.snapshot_cache()))
 
     def name_candidates(self, query: TextQuery, filters: Filters, pool: int) -> list[int]:
         """The best `pool` notes by BM25 of the query in their names (the title field)."""
@@ -219,8 +214,8 @@ class PgSearch(SearchSql, PgBase):
             pg_lexical.LexicalQuery.of(query, scored=False),
             [1.0, 0.0, 0.0, 0.0],
             pool,
-            self.paths_of,
             where=where,
             params=params,
+            cache=self.snapshot_cache(),
         )
         return [nid for nid, _score in ranked]

@@ -43,7 +43,12 @@ class PgVectors(VectorSql, PgBase):
 
     def load_vec(self) -> None:
         """Make sure the server has pgvector in this database; a clear error when not."""
+        cache = self.snapshot_cache()
+        if cache is not None and cache.get("pgvector"):
+            return  # a search's: this read snapshot's generation found it
         if self.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
+            if cache is not None:
+                cache.put("pgvector", True)
             return
         if not self.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"):
             raise self._no_pgvector()
@@ -84,20 +89,33 @@ class PgVectors(VectorSql, PgBase):
         )
 
     def _has_vector_table(self) -> bool:
-        return bool(self._scalar("SELECT to_regclass('vec_items') IS NOT NULL"))
+        """(Made by a write transaction: a generation knows whether it has it.)"""
+        cache = self.snapshot_cache()
+        found = cache.get("vec_items") if cache is not None else None
+        if found is None:
+            found = bool(self._scalar("SELECT to_regclass('vec_items') IS NOT NULL"))
+            if cache is not None:
+                cache.put("vec_items", found)
+        return bool(found)
 
     def knn(self, vector: bytes, k: int, space: str) -> list[tuple[int, float]]:
         """(vector id, cosine distance) of the `k` nearest vectors in `space`."""
         if space not in SPACES or k < 1 or not self._has_vector_table():
             return []
         with nullcontext() if self.in_transaction else self.snapshot():
-            self.execute(f"SET LOCAL hnsw.ef_search = {min(max(k, MIN_EF_SEARCH), MAX_EF_SEARCH)}")
-            self.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = self.query(
-                "SELECT id, embedding <=> %(v)s::vector AS d FROM vec_items"
-                f" WHERE space = '{space}' ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s",
-                {"v": to_vector(vector), "k": k},
-            )
+            # One round trip: the settings (a read's, not counted as statements) and the
+            # query, as one pipeline.
+            ef_search = min(max(k, MIN_EF_SEARCH), MAX_EF_SEARCH)
+            self._send_batch()
+            with self._connected(), self.conn.pipeline():
+                self.conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+                self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                cur = self.conn.execute(
+                    "SELECT id, embedding <=> %(v)s::vector AS d FROM vec_items"
+                    f" WHERE space = '{space}' ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s",
+                    {"v": to_vector(vector), "k": k},
+                )
+            rows = cur.fetchall()
         return sorted(((int(i), float(d)) for i, d in rows), key=lambda r: (r[1], r[0]))
 
     def vector(self, vector_id: int) -> bytes | None:
