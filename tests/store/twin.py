@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lore.derive.fields import distinct_terms
-from lore.store import pg_lexical
+from lore.store import pg_lexical, pg_phrases
 from lore.store.postgres import PostgresStore
 from lore.store.query import Filters, TextQuery
 from lore.store.rows import NoteRow
@@ -140,7 +140,7 @@ def reference_scores(
     avgdl = sum(len(" ".join(f).split()) for f in notes.values()) / total
     phrases = query.phrases()
     idfs = [
-        pg_lexical.idf(total, sum(1 for f in notes.values() if any(counts(f, p)))) for p in phrases
+        pg_phrases.idf(total, sum(1 for f in notes.values() if any(counts(f, p)))) for p in phrases
     ]
     out: dict[int, float] = {}
     for note_id, fields in notes.items():

@@ -46,16 +46,21 @@ streams the sync gives are indexed: nothing here tokenizes text.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .pg_cache import ReadCache
-from .pg_postings import bigram, is_pair_token
-from .pg_schema import LEX_COLUMNS, NOTES, Lexicon
-from .query import EVERY_NOTE, TextQuery
+from .pg_phrases import (
+    Columns,
+    Resolved,
+    in_columns,
+    masked,
+    resolve,
+)
+from .pg_phrases import (
+    LexicalQuery as LexicalQuery,  # what callers build and rank() takes
+)
+from .pg_schema import NOTES, Lexicon
 
 if TYPE_CHECKING:
     import psycopg
@@ -64,308 +69,12 @@ if TYPE_CHECKING:
 
 K1 = 1.2
 B = 0.75
-IDF_FLOOR = 1e-6  # FTS5's floor for a phrase most notes hold
 TIE_MARGIN = 20  # rows past the limit fetched to settle ties at the cut
 NEAR = 1e-9  # relative score distance within which two notes are re-scored exactly
 # A bound on the relative difference of two sums of the same positive numbers added in
 # other orders (n * 2**-53 for n phrases: every query below ~9,000 phrases).
 SUM_ERROR = 1e-12
 PROBE_COST = 8  # a primary-key lookup, in postings rows read in a pass over a term's
-
-Phrase = tuple[str, ...]
-Columns = tuple[int, ...] | None  # the columns a query matches in (None: every one)
-
-
-# -- statistics ------------------------------------------------------------------------------
-
-
-def idf(notes: int, holding: int) -> float:
-    """FTS5's IDF, floored (a phrase held by more than half of the notes gets 1e-6)."""
-    value = math.log((notes - holding + 0.5) / (holding + 0.5))
-    return value if value > 0.0 else IDF_FLOOR
-
-
-# -- queries ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LexicalQuery:
-    """A full-text query as phrases of tokens, in FTS5's phrase order: generating, then
-    scoring, then the every-note token (lore.store.search.fts_match writes them in
-    this order); a phrase that counts n times is n phrases, as it is in FTS5.
-
-    `every_note`: the token every note's body ends with; when there are scoring phrases
-    it is ORed with them (so they bring no candidates) and, as one more phrase of the
-    query, adds its tiny weight, as it does in FTS5. `columns`: match in those columns
-    only (FTS5's `title : (...)`)."""
-
-    generating: tuple[Phrase, ...]
-    scoring: tuple[Phrase, ...] = ()
-    excluded: tuple[Phrase, ...] = ()
-    every_note: str | None = None
-    columns: Columns = None
-
-    @classmethod
-    def of(cls, query: TextQuery, *, scored: bool = True) -> LexicalQuery:
-        """The TextQuery as FTS5 runs it (`scored`: each phrase as often as it counts)."""
-        counts = dict(query.counts) if scored else {}
-
-        def expand(phrases: tuple[Phrase, ...]) -> tuple[Phrase, ...]:
-            return tuple(p for p in phrases for _ in range(counts.get(p, 1)))
-
-        columns = None
-        if query.fields:
-            columns = tuple(sorted(LEX_COLUMNS.index(name) for name in set(query.fields)))
-        return cls(
-            expand(query.terms),
-            expand(query.score_only),
-            query.excluded,
-            EVERY_NOTE,
-            columns,
-        )
-
-    def phrases(self) -> list[Phrase]:
-        """The phrases that score, in FTS5's order."""
-        every = [(self.every_note,)] if self.every_note and self.scoring else []
-        return [*self.generating, *self.scoring, *every]
-
-
-def _masked(per_column: Sequence[int], columns: Columns) -> tuple[int, ...]:
-    if columns is None:
-        return tuple(int(n) for n in per_column)
-    return tuple(int(n) if i in columns else 0 for i, n in enumerate(per_column))
-
-
-@dataclass(frozen=True)
-class _Counted:
-    """A phrase counted in the token streams: per note, its count in each column."""
-
-    holding: int  # notes holding it (in the query's column, if any)
-    per_note: dict[int, tuple[int, ...]]  # note id -> counts per column
-    lengths: dict[int, int]
-
-
-def _direct(phrase: Phrase) -> str | None:
-    """The term a phrase is looked up as, or None when it must be counted in the streams."""
-    if len(phrase) == 1:
-        return phrase[0]
-    if len(phrase) == 2 and all(map(is_pair_token, phrase)):
-        return bigram(*phrase)
-    return None
-
-
-def _anchors(phrase: Phrase) -> list[str]:
-    """Terms every note holding the phrase holds: its bigrams where its tokens pair, else
-    its tokens."""
-    out: list[str] = []
-    for i, token in enumerate(phrase):
-        following = phrase[i + 1] if i + 1 < len(phrase) else None
-        if following is not None and is_pair_token(token) and is_pair_token(following):
-            out.append(bigram(token, following))
-        elif not (i > 0 and is_pair_token(token) and is_pair_token(phrase[i - 1])):
-            out.append(token)
-    return out
-
-
-def _pattern(phrase: Phrase) -> str:
-    """A regular expression (PostgreSQL's) matching at every space that starts an
-    occurrence, overlapping ones included, in ' ' || stream || ' '."""
-    body = " ".join(re.sub(r"([^0-9A-Za-z\u0080-\U0010ffff])", r"\\\1", t) for t in phrase)
-    return f" (?={body} )"
-
-
-def _count_statement(
-    phrase: Phrase, terms: Mapping[str, tuple[int, int]], lx: Lexicon
-) -> tuple[str, dict[str, Any]] | None:
-    """The statement counting a phrase in the token streams of the notes holding all of
-    its anchors (None: a note holding it holds an anchor no note holds)."""
-    anchors = _anchors(phrase)
-    if any(a not in terms for a in anchors):
-        return None
-    anchors.sort(key=lambda a: terms[a][1])  # the rarest first: it says where to look
-    first, *rest = (terms[a][0] for a in anchors)
-    counts = ", ".join(f"regexp_count(' ' || d.{c} || ' ', %(p)s)" for c in lx.columns)
-    doc = lx.doc
-    sql = (
-        f"SELECT d.{doc}, d.len, {counts} FROM {lx.postings} p0"
-        f" JOIN {lx.docs} d ON d.{doc} = p0.{doc} WHERE p0.term_id = %(first)s"
-        + "".join(
-            f" AND EXISTS (SELECT 1 FROM {lx.postings} p WHERE p.term_id = %(t{i})s"
-            f" AND p.{doc} = p0.{doc})"
-            for i in range(len(rest))
-        )
-    )
-    return sql, {"p": _pattern(phrase), "first": first, **{f"t{i}": t for i, t in enumerate(rest)}}
-
-
-def _counted(rows: Sequence[Sequence[Any]], columns: Columns) -> _Counted:
-    per_note: dict[int, tuple[int, ...]] = {}
-    lengths: dict[int, int] = {}
-    for note_id, size, *counts in rows:
-        per_column = _masked(counts, columns)
-        if any(per_column):
-            per_note[int(note_id)] = per_column
-            lengths[int(note_id)] = int(size)
-    return _Counted(len(per_note), per_note, lengths)
-
-
-def _count_phrases(
-    conn: Connection,
-    phrases: Sequence[Phrase],
-    columns: Columns,
-    terms: Mapping[str, tuple[int, int]],
-    lx: Lexicon,
-    cache: ReadCache | None,
-) -> dict[Phrase, _Counted]:
-    """Each phrase counted in the token streams: those not in the cache in one round trip
-    (a pipeline of one statement each)."""
-    out: dict[Phrase, _Counted] = {}
-    pending: dict[Phrase, tuple[str, dict[str, Any]]] = {}
-    for phrase in dict.fromkeys(phrases):
-        kept = cache.get(("counted", lx.docs, columns, phrase)) if cache is not None else None
-        statement = None if kept is not None else _count_statement(phrase, terms, lx)
-        if kept is not None:
-            out[phrase] = kept
-        elif statement is None:
-            out[phrase] = _Counted(0, {}, {})
-        else:
-            pending[phrase] = statement
-    if pending:
-        with conn.pipeline():
-            cursors = {
-                phrase: conn.execute(sql, params) for phrase, (sql, params) in pending.items()
-            }
-        for phrase, cur in cursors.items():
-            out[phrase] = _counted(cur.fetchall(), columns)
-            if cache is not None:
-                cache.put(("counted", lx.docs, columns, phrase), out[phrase])
-    return out
-
-
-@dataclass
-class _Resolved:
-    """The query with every phrase resolved to a term id or to its counted notes."""
-
-    lx: Lexicon
-    notes: int
-    avgdl: float
-    weights: tuple[float, ...]
-    columns: Columns
-    direct: dict[int, tuple[int, float, bool]]  # phrase index -> (term id, idf, generating)
-    counted: dict[int, tuple[_Counted, float, bool]]  # phrase index -> (notes, idf, generating)
-    every: tuple[int, float] | None  # (phrase index, idf) of the every-note token
-    excluded_ids: list[int]  # term ids of excluded phrases
-    excluded_notes: set[int]  # notes holding an excluded phrase counted in the streams
-    count: int  # phrases that score
-    postings: int = 0  # of the terms looked up directly: the rows a full pass reads
-
-    @property
-    def empty(self) -> bool:
-        return not any(gen for _t, _i, gen in self.direct.values()) and not any(
-            gen and c.per_note for c, _i, gen in self.counted.values()
-        )
-
-    @property
-    def exact_in_sql(self) -> bool:
-        """Whether the server's sum of each note's phrases in their order is FTS5's score
-        bit for bit: each phrase's f(p) is the same product there (_weighted)."""
-        return all((w * 1024).is_integer() for w in self.weights)
-
-
-_ABSENT = (0, 0)  # a term no note holds, as the cache keeps it
-
-
-def _statistics(
-    conn: Connection, wanted: Sequence[str], columns: Columns, lx: Lexicon, cache: ReadCache | None
-) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
-    """((documents, tokens) in the index, {term: (id, documents holding it)}) for the
-    terms no note holds left out; what the cache lacks read in one round trip."""
-    size = cache.get(("size", lx.stats)) if cache is not None else None
-    terms: dict[str, tuple[int, int]] = {}
-    missing: list[str] = []
-    for term in dict.fromkeys(wanted):
-        kept = cache.get(("term", lx.terms, columns, term)) if cache is not None else None
-        if kept is None:
-            missing.append(term)
-        elif kept != _ABSENT:
-            terms[term] = kept
-    if size is not None and not missing:
-        return size, terms
-    if columns is None:
-        lookup = f"SELECT term, id, df FROM {lx.terms} WHERE term = ANY(%s)"
-    else:  # the notes holding the term in those columns (FTS5's IDF under a column filter)
-        lookup = (
-            f"SELECT t.term, t.id, count(p.{lx.doc}) FROM {lx.terms} t LEFT JOIN {lx.postings} p"
-            f" ON p.term_id = t.id AND ({_in_columns(lx, columns)}) WHERE t.term = ANY(%s)"
-            " GROUP BY t.term, t.id"
-        )
-    with conn.pipeline():
-        sized = conn.execute(f"SELECT docs, tokens FROM {lx.stats}") if size is None else None
-        found = conn.execute(lookup, (missing,)) if missing else None
-    if sized is not None:
-        row = sized.fetchone()
-        size = (int(row[0]), int(row[1])) if row else (0, 0)
-    read = {str(term): (int(tid), int(df)) for term, tid, df in (found or ())}
-    terms.update(read)
-    if cache is not None:
-        cache.put(("size", lx.stats), size)
-        for term in missing:
-            cache.put(("term", lx.terms, columns, term), read.get(term, _ABSENT))
-    assert size is not None
-    return size, terms
-
-
-def _resolve(
-    conn: Connection,
-    query: LexicalQuery,
-    weights: Sequence[float],
-    lx: Lexicon,
-    cache: ReadCache | None = None,
-) -> _Resolved:
-    phrases = query.phrases()
-    wanted: list[str] = []
-    for phrase in (*phrases, *query.excluded):
-        key = _direct(phrase)
-        wanted += [key] if key is not None else _anchors(phrase)
-    (notes, tokens), terms = _statistics(conn, wanted, query.columns, lx, cache)
-    resolved = _Resolved(
-        lx=lx,
-        notes=notes,
-        avgdl=tokens / notes if notes else 1.0,
-        weights=tuple(float(w) for w in weights),
-        columns=query.columns,
-        direct={},
-        counted={},
-        every=None,
-        excluded_ids=[],
-        excluded_notes=set(),
-        count=len(phrases),
-    )
-    long_phrases = [p for p in (*phrases, *query.excluded) if _direct(p) is None]
-    counted = _count_phrases(conn, long_phrases, query.columns, terms, lx, cache)
-    generating = len(query.generating)
-    for index, phrase in enumerate(phrases):
-        is_generating = index < generating
-        key = _direct(phrase)
-        if query.every_note is not None and phrase == (query.every_note,) and not is_generating:
-            holding = terms.get(query.every_note, (0, notes))[1]
-            resolved.every = (index, idf(notes, holding))
-        elif key is not None:
-            if key in terms and terms[key][1] > 0:
-                tid, holding = terms[key]
-                resolved.direct[index] = (tid, idf(notes, holding), is_generating)
-                resolved.postings += holding
-        elif counted[phrase].per_note:
-            found = counted[phrase]
-            resolved.counted[index] = (found, idf(notes, found.holding), is_generating)
-    for phrase in query.excluded:
-        key = _direct(phrase)
-        if key is not None:
-            if key in terms:
-                resolved.excluded_ids.append(terms[key][0])
-        else:
-            resolved.excluded_notes |= set(counted[phrase].per_note)
-    return resolved
 
 
 def _weighted(weights: Sequence[float], per_column: Sequence[int]) -> float:
@@ -380,10 +89,6 @@ def _weighted(weights: Sequence[float], per_column: Sequence[int]) -> float:
             for _ in range(n):
                 total += w
     return total
-
-
-def _in_columns(lx: Lexicon, columns: tuple[int, ...], alias: str = "p") -> str:
-    return " OR ".join(f"{alias}.tf_{lx.columns[c]} > 0" for c in columns)
 
 
 def _f_sql(lx: Lexicon, weights: Sequence[float], columns: Columns) -> str:
@@ -416,7 +121,7 @@ class _Candidate(NamedTuple):
 
 
 def _statement(
-    r: _Resolved,
+    r: Resolved,
     limit: int | None,
     where: str,
     params: Mapping[str, Any],
@@ -438,7 +143,7 @@ def _statement(
             freq = _weighted(r.weights, per_column)
             counted_rows.append((note_id, counted.lengths[note_id], idf_, gen, freq, index))
     lx, doc = r.lx, r.lx.doc
-    conditions = [f"({_in_columns(lx, r.columns)})"] if r.columns is not None else []
+    conditions = [f"({in_columns(lx, r.columns)})"] if r.columns is not None else []
     if among is not None and len(among) * len(keys) * PROBE_COST < r.postings:
         # A few documents: each (term, document) looked up in the primary key.
         conditions.append(f"p.{doc} = ANY(%(among)s::int8[])")
@@ -450,10 +155,10 @@ def _statement(
     f = _f_sql(lx, r.weights, r.columns)
     excluded = ""
     if r.excluded_ids:
-        in_columns = f" AND ({_in_columns(lx, r.columns, 'x')})" if r.columns is not None else ""
+        x_columns = f" AND ({in_columns(lx, r.columns, 'x')})" if r.columns is not None else ""
         excluded += (
             f" AND NOT EXISTS (SELECT 1 FROM {lx.postings} x WHERE x.term_id = ANY(%(x_ids)s)"
-            f" AND x.{doc} = s.doc{in_columns})"
+            f" AND x.{doc} = s.doc{x_columns})"
         )
     if r.excluded_notes:
         excluded += " AND NOT s.doc = ANY(%(x_notes)s::int8[])"
@@ -501,7 +206,7 @@ def _statement(
     return sql, values
 
 
-def _every_sql(r: _Resolved, length: str) -> str:
+def _every_sql(r: Resolved, length: str) -> str:
     """The every-note token's share (the query's last phrase), or nothing."""
     if r.every is None:
         return ""
@@ -514,7 +219,7 @@ def _every_sql(r: _Resolved, length: str) -> str:
 
 def _candidates(
     conn: Connection,
-    r: _Resolved,
+    r: Resolved,
     limit: int | None,
     where: str,
     params: Mapping[str, Any],
@@ -540,14 +245,14 @@ def _candidates(
     ]
 
 
-def _matches(conn: Connection, r: _Resolved, where: str, params: Mapping[str, Any]) -> list[int]:
+def _matches(conn: Connection, r: Resolved, where: str, params: Mapping[str, Any]) -> list[int]:
     sql, values = _statement(r, None, where, params, None, exact=False)
     return [int(n) for (n,) in conn.execute(sql + " SELECT doc FROM t", values)]
 
 
-def _exact(conn: Connection, r: _Resolved, note_ids: list[int]) -> dict[int, float]:
+def _exact(conn: Connection, r: Resolved, note_ids: list[int]) -> dict[int, float]:
     """FTS5's score of these notes, summed in its order of phrases and operations, here:
-    for weights whose f(p) the server cannot compute as FTS5 does (_Resolved.exact_in_sql)."""
+    for weights whose f(p) the server cannot compute as FTS5 does (Resolved.exact_in_sql)."""
     contributions: dict[int, dict[int, tuple[int, tuple[int, ...]]]] = {n: {} for n in note_ids}
     by_term: dict[int, list[int]] = {}  # a phrase counted n times is n phrases
     for index, (tid, _i, _g) in r.direct.items():
@@ -558,7 +263,7 @@ def _exact(conn: Connection, r: _Resolved, note_ids: list[int]) -> dict[int, flo
             f" WHERE term_id = ANY(%s) AND {r.lx.doc} = ANY(%s)",
             (list(by_term), note_ids),
         ):
-            per_column = _masked(counts, r.columns)
+            per_column = masked(counts, r.columns)
             if any(per_column):
                 for index in by_term[int(tid)]:
                     contributions[int(note_id)][index] = (int(size), per_column)
@@ -587,7 +292,7 @@ def _exact(conn: Connection, r: _Resolved, note_ids: list[int]) -> dict[int, flo
     return scores
 
 
-def _exact_scores(conn: Connection, r: _Resolved, found: list[_Candidate]) -> dict[int, float]:
+def _exact_scores(conn: Connection, r: Resolved, found: list[_Candidate]) -> dict[int, float]:
     """FTS5's score of each candidate found (from the server when it summed them)."""
     if r.exact_in_sql:
         return {c.doc: c.exact for c in found if c.exact is not None}
@@ -608,7 +313,7 @@ def _unsure(found: list[_Candidate]) -> list[int]:
 
 
 def _settled(
-    conn: Connection, r: _Resolved, found: list[_Candidate], where: str, params: Mapping[str, Any]
+    conn: Connection, r: Resolved, found: list[_Candidate], where: str, params: Mapping[str, Any]
 ) -> dict[int, float]:
     """Each candidate's score, FTS5's bit for bit where it decides their order or their
     rounded value: the server's sum elsewhere (the same to 6 places, in the same order)."""
@@ -641,7 +346,7 @@ def rank(
 
     `where`: an extra condition on candidates (the column `s.doc`), with named
     `params`: where compiled search filters go."""
-    r = _resolve(conn, query, weights, lx, cache)
+    r = resolve(conn, query, weights, lx, cache)
     if r.notes == 0 or r.empty:
         return []
     rows = _candidates(conn, r, limit + TIE_MARGIN, where, params or {}, exact=False)
@@ -668,7 +373,7 @@ def scores(
     """FTS5's bm25 of those of these notes the query matches, as a positive number,
     unrounded, bit for bit (with one column's weight alone, a field's share: --explain's
     per-field scores)."""
-    r = _resolve(conn, query, weights, lx, cache)
+    r = resolve(conn, query, weights, lx, cache)
     if not r.notes or not note_ids or r.empty:
         return {}
     found = _candidates(conn, r, None, "", {}, among=note_ids)
@@ -686,7 +391,7 @@ def matching(
 ) -> list[int]:
     """Notes holding a generating phrase and no excluded one (and passing `where`)."""
     plain = LexicalQuery(query.generating, excluded=query.excluded, columns=query.columns)
-    r = _resolve(conn, plain, [1.0] * lx.width, lx, cache)
+    r = resolve(conn, plain, [1.0] * lx.width, lx, cache)
     if r.notes == 0 or r.empty:
         return []
     return _matches(conn, r, where, params or {})

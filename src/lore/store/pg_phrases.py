@@ -1,0 +1,325 @@
+"""What a full-text query is in one PostgreSQL index (issue 15), before any note is scored:
+each phrase's term ids, document frequency and IDF, the notes a long phrase is counted in,
+the columns it matches in — lore.store.pg_lexical ranks with what this resolves.
+
+Values only a sync changes come from the read snapshot's cache (lore.store.pg_cache); what
+is left is read in one round trip (a pipeline)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .pg_cache import ReadCache
+from .pg_postings import bigram, is_pair_token
+from .pg_schema import LEX_COLUMNS, Lexicon
+from .query import EVERY_NOTE, TextQuery
+
+if TYPE_CHECKING:
+    import psycopg
+
+    Connection = psycopg.Connection[Any]
+
+IDF_FLOOR = 1e-6  # FTS5's floor for a phrase most notes hold
+
+Phrase = tuple[str, ...]
+Columns = tuple[int, ...] | None  # the columns a query matches in (None: every one)
+
+
+# -- statistics ------------------------------------------------------------------------------
+
+
+def idf(notes: int, holding: int) -> float:
+    """FTS5's IDF, floored (a phrase held by more than half of the notes gets 1e-6)."""
+    value = math.log((notes - holding + 0.5) / (holding + 0.5))
+    return value if value > 0.0 else IDF_FLOOR
+
+
+# -- queries ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LexicalQuery:
+    """A full-text query as phrases of tokens, in FTS5's phrase order: generating, then
+    scoring, then the every-note token (lore.store.search.fts_match writes them in
+    this order); a phrase that counts n times is n phrases, as it is in FTS5.
+
+    `every_note`: the token every note's body ends with; when there are scoring phrases
+    it is ORed with them (so they bring no candidates) and, as one more phrase of the
+    query, adds its tiny weight, as it does in FTS5. `columns`: match in those columns
+    only (FTS5's `title : (...)`)."""
+
+    generating: tuple[Phrase, ...]
+    scoring: tuple[Phrase, ...] = ()
+    excluded: tuple[Phrase, ...] = ()
+    every_note: str | None = None
+    columns: Columns = None
+
+    @classmethod
+    def of(cls, query: TextQuery, *, scored: bool = True) -> LexicalQuery:
+        """The TextQuery as FTS5 runs it (`scored`: each phrase as often as it counts)."""
+        counts = dict(query.counts) if scored else {}
+
+        def expand(phrases: tuple[Phrase, ...]) -> tuple[Phrase, ...]:
+            return tuple(p for p in phrases for _ in range(counts.get(p, 1)))
+
+        columns = None
+        if query.fields:
+            columns = tuple(sorted(LEX_COLUMNS.index(name) for name in set(query.fields)))
+        return cls(
+            expand(query.terms),
+            expand(query.score_only),
+            query.excluded,
+            EVERY_NOTE,
+            columns,
+        )
+
+    def phrases(self) -> list[Phrase]:
+        """The phrases that score, in FTS5's order."""
+        every = [(self.every_note,)] if self.every_note and self.scoring else []
+        return [*self.generating, *self.scoring, *every]
+
+
+def masked(per_column: Sequence[int], columns: Columns) -> tuple[int, ...]:
+    if columns is None:
+        return tuple(int(n) for n in per_column)
+    return tuple(int(n) if i in columns else 0 for i, n in enumerate(per_column))
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """A phrase counted in the token streams: per note, its count in each column."""
+
+    holding: int  # notes holding it (in the query's column, if any)
+    per_note: dict[int, tuple[int, ...]]  # note id -> counts per column
+    lengths: dict[int, int]
+
+
+def _direct(phrase: Phrase) -> str | None:
+    """The term a phrase is looked up as, or None when it must be counted in the streams."""
+    if len(phrase) == 1:
+        return phrase[0]
+    if len(phrase) == 2 and all(map(is_pair_token, phrase)):
+        return bigram(*phrase)
+    return None
+
+
+def _anchors(phrase: Phrase) -> list[str]:
+    """Terms every note holding the phrase holds: its bigrams where its tokens pair, else
+    its tokens."""
+    out: list[str] = []
+    for i, token in enumerate(phrase):
+        following = phrase[i + 1] if i + 1 < len(phrase) else None
+        if following is not None and is_pair_token(token) and is_pair_token(following):
+            out.append(bigram(token, following))
+        elif not (i > 0 and is_pair_token(token) and is_pair_token(phrase[i - 1])):
+            out.append(token)
+    return out
+
+
+def _pattern(phrase: Phrase) -> str:
+    """A regular expression (PostgreSQL's) matching at every space that starts an
+    occurrence, overlapping ones included, in ' ' || stream || ' '."""
+    body = " ".join(re.sub(r"([^0-9A-Za-z\u0080-\U0010ffff])", r"\\\1", t) for t in phrase)
+    return f" (?={body} )"
+
+
+def _count_statement(
+    phrase: Phrase, terms: Mapping[str, tuple[int, int]], lx: Lexicon
+) -> tuple[str, dict[str, Any]] | None:
+    """The statement counting a phrase in the token streams of the notes holding all of
+    its anchors (None: a note holding it holds an anchor no note holds)."""
+    anchors = _anchors(phrase)
+    if any(a not in terms for a in anchors):
+        return None
+    anchors.sort(key=lambda a: terms[a][1])  # the rarest first: it says where to look
+    first, *rest = (terms[a][0] for a in anchors)
+    counts = ", ".join(f"regexp_count(' ' || d.{c} || ' ', %(p)s)" for c in lx.columns)
+    doc = lx.doc
+    sql = (
+        f"SELECT d.{doc}, d.len, {counts} FROM {lx.postings} p0"
+        f" JOIN {lx.docs} d ON d.{doc} = p0.{doc} WHERE p0.term_id = %(first)s"
+        + "".join(
+            f" AND EXISTS (SELECT 1 FROM {lx.postings} p WHERE p.term_id = %(t{i})s"
+            f" AND p.{doc} = p0.{doc})"
+            for i in range(len(rest))
+        )
+    )
+    return sql, {"p": _pattern(phrase), "first": first, **{f"t{i}": t for i, t in enumerate(rest)}}
+
+
+def _counted(rows: Sequence[Sequence[Any]], columns: Columns) -> _Counted:
+    per_note: dict[int, tuple[int, ...]] = {}
+    lengths: dict[int, int] = {}
+    for note_id, size, *counts in rows:
+        per_column = masked(counts, columns)
+        if any(per_column):
+            per_note[int(note_id)] = per_column
+            lengths[int(note_id)] = int(size)
+    return _Counted(len(per_note), per_note, lengths)
+
+
+def _count_phrases(
+    conn: Connection,
+    phrases: Sequence[Phrase],
+    columns: Columns,
+    terms: Mapping[str, tuple[int, int]],
+    lx: Lexicon,
+    cache: ReadCache | None,
+) -> dict[Phrase, _Counted]:
+    """Each phrase counted in the token streams: those not in the cache in one round trip
+    (a pipeline of one statement each)."""
+    out: dict[Phrase, _Counted] = {}
+    pending: dict[Phrase, tuple[str, dict[str, Any]]] = {}
+    for phrase in dict.fromkeys(phrases):
+        kept = cache.get(("counted", lx.docs, columns, phrase)) if cache is not None else None
+        statement = None if kept is not None else _count_statement(phrase, terms, lx)
+        if kept is not None:
+            out[phrase] = kept
+        elif statement is None:
+            out[phrase] = _Counted(0, {}, {})
+        else:
+            pending[phrase] = statement
+    if pending:
+        with conn.pipeline():
+            cursors = {
+                phrase: conn.execute(sql, params) for phrase, (sql, params) in pending.items()
+            }
+        for phrase, cur in cursors.items():
+            out[phrase] = _counted(cur.fetchall(), columns)
+            if cache is not None:
+                cache.put(("counted", lx.docs, columns, phrase), out[phrase])
+    return out
+
+
+@dataclass
+class Resolved:
+    """The query with every phrase resolved to a term id or to its counted notes."""
+
+    lx: Lexicon
+    notes: int
+    avgdl: float
+    weights: tuple[float, ...]
+    columns: Columns
+    direct: dict[int, tuple[int, float, bool]]  # phrase index -> (term id, idf, generating)
+    counted: dict[int, tuple[_Counted, float, bool]]  # phrase index -> (notes, idf, generating)
+    every: tuple[int, float] | None  # (phrase index, idf) of the every-note token
+    excluded_ids: list[int]  # term ids of excluded phrases
+    excluded_notes: set[int]  # notes holding an excluded phrase counted in the streams
+    count: int  # phrases that score
+    postings: int = 0  # of the terms looked up directly: the rows a full pass reads
+
+    @property
+    def empty(self) -> bool:
+        return not any(gen for _t, _i, gen in self.direct.values()) and not any(
+            gen and c.per_note for c, _i, gen in self.counted.values()
+        )
+
+    @property
+    def exact_in_sql(self) -> bool:
+        """Whether the server's sum of each note's phrases in their order is FTS5's score
+        bit for bit: each phrase's f(p) is the same product there (_weighted)."""
+        return all((w * 1024).is_integer() for w in self.weights)
+
+
+_ABSENT = (0, 0)  # a term no note holds, as the cache keeps it
+
+
+def _statistics(
+    conn: Connection, wanted: Sequence[str], columns: Columns, lx: Lexicon, cache: ReadCache | None
+) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
+    """((documents, tokens) in the index, {term: (id, documents holding it)}) for the
+    terms no note holds left out; what the cache lacks read in one round trip."""
+    size = cache.get(("size", lx.stats)) if cache is not None else None
+    terms: dict[str, tuple[int, int]] = {}
+    missing: list[str] = []
+    for term in dict.fromkeys(wanted):
+        kept = cache.get(("term", lx.terms, columns, term)) if cache is not None else None
+        if kept is None:
+            missing.append(term)
+        elif kept != _ABSENT:
+            terms[term] = kept
+    if size is not None and not missing:
+        return size, terms
+    if columns is None:
+        lookup = f"SELECT term, id, df FROM {lx.terms} WHERE term = ANY(%s)"
+    else:  # the notes holding the term in those columns (FTS5's IDF under a column filter)
+        lookup = (
+            f"SELECT t.term, t.id, count(p.{lx.doc}) FROM {lx.terms} t LEFT JOIN {lx.postings} p"
+            f" ON p.term_id = t.id AND ({in_columns(lx, columns)}) WHERE t.term = ANY(%s)"
+            " GROUP BY t.term, t.id"
+        )
+    with conn.pipeline():
+        sized = conn.execute(f"SELECT docs, tokens FROM {lx.stats}") if size is None else None
+        found = conn.execute(lookup, (missing,)) if missing else None
+    if sized is not None:
+        row = sized.fetchone()
+        size = (int(row[0]), int(row[1])) if row else (0, 0)
+    read = {str(term): (int(tid), int(df)) for term, tid, df in (found or ())}
+    terms.update(read)
+    if cache is not None:
+        cache.put(("size", lx.stats), size)
+        for term in missing:
+            cache.put(("term", lx.terms, columns, term), read.get(term, _ABSENT))
+    assert size is not None
+    return size, terms
+
+
+def resolve(
+    conn: Connection,
+    query: LexicalQuery,
+    weights: Sequence[float],
+    lx: Lexicon,
+    cache: ReadCache | None = None,
+) -> Resolved:
+    phrases = query.phrases()
+    wanted: list[str] = []
+    for phrase in (*phrases, *query.excluded):
+        key = _direct(phrase)
+        wanted += [key] if key is not None else _anchors(phrase)
+    (notes, tokens), terms = _statistics(conn, wanted, query.columns, lx, cache)
+    resolved = Resolved(
+        lx=lx,
+        notes=notes,
+        avgdl=tokens / notes if notes else 1.0,
+        weights=tuple(float(w) for w in weights),
+        columns=query.columns,
+        direct={},
+        counted={},
+        every=None,
+        excluded_ids=[],
+        excluded_notes=set(),
+        count=len(phrases),
+    )
+    long_phrases = [p for p in (*phrases, *query.excluded) if _direct(p) is None]
+    counted = _count_phrases(conn, long_phrases, query.columns, terms, lx, cache)
+    generating = len(query.generating)
+    for index, phrase in enumerate(phrases):
+        is_generating = index < generating
+        key = _direct(phrase)
+        if query.every_note is not None and phrase == (query.every_note,) and not is_generating:
+            holding = terms.get(query.every_note, (0, notes))[1]
+            resolved.every = (index, idf(notes, holding))
+        elif key is not None:
+            if key in terms and terms[key][1] > 0:
+                tid, holding = terms[key]
+                resolved.direct[index] = (tid, idf(notes, holding), is_generating)
+                resolved.postings += holding
+        elif counted[phrase].per_note:
+            found = counted[phrase]
+            resolved.counted[index] = (found, idf(notes, found.holding), is_generating)
+    for phrase in query.excluded:
+        key = _direct(phrase)
+        if key is not None:
+            if key in terms:
+                resolved.excluded_ids.append(terms[key][0])
+        else:
+            resolved.excluded_notes |= set(counted[phrase].per_note)
+    return resolved
+
+
+def in_columns(lx: Lexicon, columns: tuple[int, ...], alias: str = "p") -> str:
+    return " OR ".join(f"{alias}.tf_{lx.columns[c]} > 0" for c in columns)
