@@ -6,7 +6,8 @@ the old fields of many notes read at once."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,17 @@ from lore.store.query import Filters, TextQuery
 from lore.store.sqlite import SqliteStore
 
 
+@contextmanager
+def synced_pair(tmp_path: Path, pg_url: str, notes: int) -> Iterator[tuple[lore.Vault, ...]]:
+    """The vault of `notes` notes indexed on SQLite and on PostgreSQL, both synced."""
+    root = tmp_path / "vault"
+    write_notes(root, notes, "first")
+    with lore.open(root, db=tmp_path / "index.sqlite") as sqlite, lore.open(root, db=pg_url) as pg:
+        sqlite.sync()
+        pg.sync()
+        yield sqlite, pg
+
+
 def round_trips(store: Any) -> AbstractContextManager[list[int]]:
     """The times the client waits for the server inside the block (bench.round_trips)."""
     assert isinstance(store, PostgresStore)
@@ -29,11 +41,8 @@ def round_trips(store: Any) -> AbstractContextManager[list[int]]:
 
 
 def test_a_search_reads_the_statistics_once_per_generation(tmp_path: Path, pg_url: str) -> None:
-    root = tmp_path / "vault"
-    write_notes(root, 30, "first")
-    with lore.open(root, db=tmp_path / "index.sqlite") as sqlite, lore.open(root, db=pg_url) as pg:
-        sqlite.sync()
-        pg.sync()
+    with synced_pair(tmp_path, pg_url, 30) as (sqlite, pg):
+        root = pg.root
         with round_trips(pg.store) as first:
             pg.search("客户去重规则 budget")
         with round_trips(pg.store) as again:
@@ -64,11 +73,8 @@ def test_weights_the_server_cannot_sum_as_fts5_are_summed_exactly(
 
 
 def test_an_edit_sync_costs_round_trips_per_batch_not_per_note(tmp_path: Path, pg_url: str) -> None:
-    root = tmp_path / "vault"
-    write_notes(root, 40, "first")
-    with lore.open(root, db=tmp_path / "index.sqlite") as sqlite, lore.open(root, db=pg_url) as pg:
-        sqlite.sync()
-        pg.sync()
+    with synced_pair(tmp_path, pg_url, 40) as (sqlite, pg):
+        root = pg.root
         trips = []
         for edited, edition in ((2, "second"), (30, "third")):
             write_notes(root, edited, edition)

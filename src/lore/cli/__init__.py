@@ -22,6 +22,17 @@ if TYPE_CHECKING:  # the engine is imported when a command runs, not for `lore -
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# The cap on one sync's model calls (`lore index`, `lore rebuild`, `lore llm retry`).
+llm_budget_option = click.option(
+    "--llm-budget",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="With an LLM: make at most N model calls (later syncs make the rest)"
+    " [default: LORE_LLM_BUDGET, else no cap].",
+)
+
+
 def vault_options(func: F) -> F:
     """--vault/--db/--json on every command (so they may follow the command name)."""
     func = click.option(

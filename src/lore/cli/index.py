@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ..model import SyncReport
     from ..vault import Vault
 
-from . import open_from_options, vault_options
+from . import llm_budget_option, open_from_options, vault_options
 
 
 def _emit_sync(report: SyncReport, as_json: bool, quiet: bool = False) -> None:
@@ -34,14 +34,7 @@ def _index_options(func: Any) -> Any:
         help="Read and parse notes in N processes, 1 to 64 (the index is the same)"
         " [default: LORE_INDEX_JOBS, else the idle cores when 500+ notes changed].",
     )(func)
-    func = click.option(
-        "--llm-budget",
-        type=click.IntRange(min=0),
-        default=None,
-        metavar="N",
-        help="With an LLM: make at most N model calls (later syncs make the rest)"
-        " [default: LORE_LLM_BUDGET, else no cap].",
-    )(func)
+    func = llm_budget_option(func)
     func = click.option(
         "--quiet", "-q", is_flag=True, help="Print the counts only, no warnings (--json has all)."
     )(func)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import open_from_options, vault_options
+from . import llm_budget_option, open_from_options, vault_options
 
 
 @click.group("llm")
@@ -39,13 +39,7 @@ def llm_status_cmd(vault_opt: str | None, db: str | None, as_json: bool) -> None
     default=True,
     help="Sync now, asking the model for them within the call budget (else: the next sync).",
 )
-@click.option(
-    "--llm-budget",
-    type=click.IntRange(min=0),
-    default=None,
-    metavar="N",
-    help="Make at most N model calls [default: LORE_LLM_BUDGET, else no cap].",
-)
+@llm_budget_option
 @vault_options
 def llm_retry_cmd(
     path_glob: str | None,
