@@ -238,6 +238,22 @@ def wait_for_rows(db: Path, table: str, proc: subprocess.Popen[Any], timeout: fl
     return 0
 
 
+def wait_until_open(proc: subprocess.Popen[Any], path: Path, timeout: float = 30) -> bool:
+    """Poll until `proc` holds `path` open (Linux /proc): it has started its work on it,
+    however slowly the machine starts processes. False if it ended first or never did."""
+    target = os.path.realpath(path)
+    fds = Path(f"/proc/{proc.pid}/fd")
+    stop = time.monotonic() + timeout
+    while time.monotonic() < stop and proc.poll() is None:
+        try:
+            if any(os.path.realpath(fd) == target for fd in fds.iterdir()):
+                return True
+        except OSError:  # a descriptor closed while it was read
+            pass
+        time.sleep(0.02)
+    return False
+
+
 def timed_run(sc: Scenario, *args: str) -> float:
     """Seconds a complete `lore ARGS` takes from the old index (then the old is restored)."""
     sc.restore()

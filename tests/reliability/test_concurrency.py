@@ -70,7 +70,10 @@ def test_second_writer_waits_for_the_first_and_nothing_is_lost(vault: Path) -> N
         text=True,
         env=h.child_env(),
     )
-    time.sleep(1.0)  # B is now waiting for the lock A holds
+    # B has opened the index A is writing: its few reads before the write take milliseconds,
+    # so a tenth of a second later it waits on the lock A holds, whatever the machine's load.
+    assert h.wait_until_open(second, vault / ".lore" / "index.sqlite"), second.communicate()
+    time.sleep(0.1)
     assert second.poll() is None, second.communicate()
     assert h.kill(first)
     out, err = second.communicate(timeout=60)
