@@ -394,6 +394,24 @@ def test_a_query_words_characters_are_not_highlighted_beside_the_word() -> None:
     assert "«组»" in own and "«消费者»" in own
 
 
+def test_the_snippet_is_where_the_note_says_the_words_not_its_badge_urls() -> None:
+    """A plugin note opens with badges whose URLs hold every word of its name; the evidence
+    is the sentence that says them. A word the note has only in a URL is still evidence."""
+    body = (
+        "![downloads](https://img.shields.io/github/downloads/me/word-count-heatmap/total)\n"
+        "![stars](https://img.shields.io/github/stars/me/word-count-heatmap?style=badge)\n"
+        "<!-- word count heatmap -->\n\n"
+        "By [me](https://github.com/me/word-count-heatmap).\n\n"
+        + "Some text about other things. " * 8
+        + "\n\nVisualize the daily word count as a heatmap.\n"
+    )
+    evidence = build_evidence(body, 1, [], plan("word count heatmap"))
+    assert "«word» «count» as a «heatmap»" in evidence.snippet
+    assert "shields" not in evidence.snippet and evidence.line == 9
+    only_url = build_evidence(body, 1, [], plan("shields"))
+    assert "«shields»" in only_url.snippet and only_url.line == 1
+
+
 def test_hit_carries_its_metadata(vault: lore.Vault) -> None:
     hit = vault.search("客户去重规则 v2")[0]
     assert hit.title == "客户去重规则 v2"

@@ -144,18 +144,30 @@ def _html_block_opened(text: str, after_text: bool) -> str | None:
     return None
 
 
-# What a note quotes or points at rather than says: images and embeds, link targets, URLs,
-# inline code, HTML tags and comments. Link text stays.
-_NOT_PROSE = re.compile(
+# What a note points at rather than says: images and embeds, link targets, URLs, HTML tags
+# and comments (each within a line). Link text stays. No two parts start with the same
+# character but the three "<" ones, kept in this order: the parts can be joined in any way.
+_IMAGES_LINKS_URLS = (
     r"!\[[^\]\n]*\]\([^)\n]*\)"  # ![alt](image.png)
     r"|!\[\[[^\]\n]*\]\]"  # ![[embed.png]]
     r"|\]\([^)\n]*\)"  # the target of [text](target)
     r"|<[a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*>"  # <https://autolink>
     r"|\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*"  # bare URLs
-    r"|(`+).*?(?<!`)\1(?!`)"  # inline code
+)
+_TAGS_COMMENTS = (
     r"|</?[a-zA-Z][^<>\n]*>"  # HTML tags
     r"|%%.*?%%|<!--.*?-->"  # comments on one line
 )
+_POINTERS = re.compile(_IMAGES_LINKS_URLS + _TAGS_COMMENTS)
+# ... and, with inline code, what a note quotes or points at rather than says.
+_NOT_PROSE = re.compile(_IMAGES_LINKS_URLS + r"|(`+).*?(?<!`)\1(?!`)" + _TAGS_COMMENTS)
+
+
+def pointer_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of `text` (sorted, disjoint) that point at something rather than say it:
+    images and embeds, link targets, URLs, HTML tags, comments. A plugin note's badges are
+    all of these: its words are in the prose below them."""
+    return [match.span() for match in _POINTERS.finditer(text)]
 
 
 def prose(text: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..derive.tokenize import has_cjk, wanted_spans
-from ..ingest.markdown import strip_markup
+from ..ingest.markdown import pointer_spans, strip_markup
 from .query import QueryPlan, QueryTerm
 
 SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
@@ -112,6 +112,24 @@ def _best_window(matches: list[Match], width: int) -> tuple[int, int]:
     return best[1], best[2]
 
 
+def _said(body: str, matches: list[Match]) -> list[Match]:
+    """`matches` (sorted) without those inside an image, a link target, a URL or an HTML
+    tag whose term the note also says in its text: the evidence is where the note says a
+    word, not the badge URLs above it. A term found only there still counts."""
+    spans = pointer_spans(body[:SCAN_LIMIT_CHARS])
+    if not spans:
+        return matches
+    starts = [start for start, _end in spans]
+
+    def pointed(match: Match) -> bool:
+        at = bisect_right(starts, match.start) - 1
+        return at >= 0 and match.start < spans[at][1]
+
+    marked = [(m, pointed(m)) for m in matches]
+    said = {id(m.term) for m, pointing in marked if not pointing}
+    return [m for m, pointing in marked if not pointing or id(m.term) not in said]
+
+
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
@@ -179,6 +197,7 @@ def build_evidence(
     if not matches:
         return head_evidence(body, body_line, markers=markers, width=width)
 
+    matches = _said(body, matches)
     # A match in a first heading that repeats the title says nothing the title does not:
     # look for the evidence in the text below it when there is any.
     if headings and headings[0][0] == 1 and headings[0][2] < 3:
