@@ -412,6 +412,22 @@ def test_the_snippet_is_where_the_note_says_the_words_not_its_badge_urls() -> No
     assert "«shields»" in only_url.snippet and only_url.line == 1
 
 
+def test_a_snippet_leaves_out_the_comments_a_reader_never_sees() -> None:
+    """Obsidian hides `%% … %%` (and HTML `<!-- … -->`) when a note is read: a snippet leaves
+    them out, even one the window cuts off, unless the query's word is inside it."""
+    body = (
+        "Visualize the daily word count as a heatmap. %% ----- Do not edit above ----- %%"
+        " <!-- hub footer --> Made by me. %% Does the author have any sponsoring links? Add"
+        " them to the author's note, then remove this line and the next, which is long. %%\n"
+    )
+    snippet = build_evidence(body, 1, [], plan("word count heatmap"), width=120).snippet
+    assert snippet.startswith("Visualize the daily «word» «count» as a «heatmap».")
+    assert "%%" not in snippet and "<!--" not in snippet and "Do not edit" not in snippet
+    assert "Made by me." in snippet and "sponsoring" not in snippet
+    inside = build_evidence(body, 1, [], plan("sponsoring links"), width=120).snippet
+    assert "«sponsoring» «links»" in inside
+
+
 def test_hit_carries_its_metadata(vault: lore.Vault) -> None:
     hit = vault.search("客户去重规则 v2")[0]
     assert hit.title == "客户去重规则 v2"

@@ -71,6 +71,7 @@ def git_ignored(lines: list[str], paths: list[str]) -> tuple[list[str], set[str]
 # folders although a letter precedes it
 @example(lines=["a**/a.md"], paths=["a/a/a.md", "a/a.md", "ab/c/a.md", "aa.md", "b/a.md"])
 @example(lines=["x/a**", "!x/ab/keep"], paths=["x/a", "x/ab/c", "x/ab/keep", "x/b"])
+@example(lines=["a**/**"], paths=["a.md", "a/b.md", "ab/c/d.md", "b.md"])  # "a" then anything
 def test_rules_decide_like_git(lines: list[str], paths: list[str]) -> None:
     made, ignored = git_ignored(lines, paths)
     matcher = IgnoreRules.from_lines(lines)

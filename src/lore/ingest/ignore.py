@@ -145,9 +145,9 @@ def _prefixed_starstar(segments: list[str], dir_only: bool) -> str | None:
     if prefix.endswith("/") or (rest and not rest.startswith("/")):
         return None  # a `**` after a `/` is the usual one; `a**b` is two `*`
     head = "(?s)" + re.escape(prefix)
-    if not rest:  # `x/a**`: anything after the text, folders too
-        return head + ".*" + ("/" if dir_only else "/?") + r"\Z"
     tail = rest[1:].split("/")
+    if not rest or tail == ["**"]:  # `x/a**`, `a**/**`: anything after the text, folders too
+        return head + ".*" + ("/" if dir_only else "/?") + r"\Z"
     if not tail or tail == [""]:
         return None
     body = _translate(["**", *tail] if tail[0] != "**" else tail, dir_only)[len("(?s)") :]

@@ -154,10 +154,9 @@ _IMAGES_LINKS_URLS = (
     r"|<[a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*>"  # <https://autolink>
     r"|\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*"  # bare URLs
 )
-_TAGS_COMMENTS = (
-    r"|</?[a-zA-Z][^<>\n]*>"  # HTML tags
-    r"|%%.*?%%|<!--.*?-->"  # comments on one line
-)
+# An Obsidian or HTML comment within a line: hidden when the note is read.
+COMMENT = re.compile(r"%%.*?%%|<!--.*?-->")
+_TAGS_COMMENTS = r"|</?[a-zA-Z][^<>\n]*>" + "|" + COMMENT.pattern  # HTML tags, comments
 _POINTERS = re.compile(_IMAGES_LINKS_URLS + _TAGS_COMMENTS)
 # ... and, with inline code, what a note quotes or points at rather than says.
 _NOT_PROSE = re.compile(_IMAGES_LINKS_URLS + r"|(`+).*?(?<!`)\1(?!`)" + _TAGS_COMMENTS)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..derive.tokenize import has_cjk, wanted_spans
-from ..ingest.markdown import pointer_spans, strip_markup
+from ..ingest.markdown import COMMENT, pointer_spans, strip_markup
 from .query import QueryPlan, QueryTerm
 
 SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
@@ -144,14 +144,30 @@ def _flat(text: str) -> str:
     return _WS.sub(" ", text)
 
 
-def _markup_free(body: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The spans of body[start:end] left once line-start markup is cut out."""
+def _markup_free(
+    body: str, start: int, end: int, highlights: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """The spans of body[start:end] left once line-start markup and the comments that hold
+    no highlight are cut out (a comment is hidden when the note is read: "%% Do not edit
+    anything above this line %%" is no evidence, unless the query's word is in it)."""
+    cuts = [mark.span() for mark in _LINE_MARKUP.finditer(body, start, end)]
+    line_end = body.find("\n", end)  # a comment the window cuts off is still one
+    cuts += [
+        (max(comment.start(), start), min(comment.end(), end))
+        for comment in COMMENT.finditer(
+            body, body.rfind("\n", 0, start) + 1, len(body) if line_end < 0 else line_end
+        )
+        if comment.end() > start and comment.start() < end
+        if not any(
+            h_start < comment.end() and h_end > comment.start() for h_start, h_end in highlights
+        )
+    ]
     spans: list[tuple[int, int]] = []
     cursor = start
-    for mark in _LINE_MARKUP.finditer(body, start, end):
-        if mark.start() > cursor:
-            spans.append((cursor, mark.start()))
-        cursor = max(cursor, mark.end())
+    for cut_start, cut_end in sorted(cuts):
+        if cut_start > cursor:
+            spans.append((cursor, cut_start))
+        cursor = max(cursor, cut_end)
     if cursor < end:
         spans.append((cursor, end))
     return spans
@@ -162,7 +178,7 @@ def _render(
 ) -> str:
     """body[start:end] without line-start markup, highlights wrapped in the markers."""
     out: list[str] = []
-    for span_start, span_end in _markup_free(body, start, end):
+    for span_start, span_end in _markup_free(body, start, end, highlights):
         cursor = span_start
         for h_start, h_end in highlights:
             if h_end <= cursor or h_start >= span_end:
