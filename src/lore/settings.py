@@ -22,24 +22,37 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import CONFIG_FILE, LoreSettings, load_lore_settings
 from .config import with_overrides as lore_with
-from .interest.settings import ENV_PREFIX, InterestSettings, load_interest_settings
-from .interest.settings import with_overrides as interest_with
-from .memory.settings import ENV as MEMORY_ENV
-from .memory.settings import MemorySettings, load_memory_settings
-from .memory.settings import with_overrides as memory_with
 from .providers.settings import PROVIDER_NAMES, ProviderSettings
 from .providers.settings import with_overrides as providers_with
+
+if TYPE_CHECKING:
+    # The [memory] and [interest] sections are imported when they are first read: a
+    # `lore search` process reads neither (lore.vault.core reads them on first use).
+    from .interest.settings import InterestSettings
+    from .memory.settings import MemorySettings
+
+
+def _memory_defaults() -> MemorySettings:
+    from .memory.settings import MemorySettings
+
+    return MemorySettings()
+
+
+def _interest_defaults() -> InterestSettings:
+    from .interest.settings import InterestSettings
+
+    return InterestSettings()
 
 
 @dataclass(frozen=True)
 class Settings:
     lore: LoreSettings = field(default_factory=LoreSettings)
-    memory: MemorySettings = field(default_factory=MemorySettings)
-    interest: InterestSettings = field(default_factory=InterestSettings)
+    memory: MemorySettings = field(default_factory=_memory_defaults)
+    interest: InterestSettings = field(default_factory=_interest_defaults)
     providers: ProviderSettings = field(default_factory=ProviderSettings)
 
     def __post_init__(self) -> None:
@@ -65,6 +78,9 @@ class Settings:
         one is a ConfigError naming it. A provider setting given in `lore` (its section
         in the files) changes `providers` too, and one given in `providers` the copy in
         `lore`."""
+        from .interest.settings import with_overrides as interest_with
+        from .memory.settings import with_overrides as memory_with
+
         lore = dict(lore or {})
         given = {**{k: v for k, v in lore.items() if k in PROVIDER_NAMES}, **(providers or {})}
         return Settings(
@@ -78,6 +94,9 @@ class Settings:
 def load_settings(vault: str | os.PathLike[str], **lore: Any) -> Settings:
     """Every section of the vault's settings, from the files and the environment; `lore`:
     [lore] settings by name, as `lore.open` takes them."""
+    from .interest.settings import load_interest_settings
+    from .memory.settings import load_memory_settings
+
     root = Path(vault).expanduser().resolve()
     read = load_lore_settings(root, **lore)
     return Settings(
@@ -111,6 +130,9 @@ class SettingsSource:
         self._sections: tuple[MemorySettings | None, InterestSettings | None] = (None, None)
 
     def _current_stamp(self) -> object:
+        from .interest.settings import ENV_PREFIX
+        from .memory.settings import ENV as MEMORY_ENV
+
         lore_dir = self.root / CONFIG_FILE.parent
         try:
             st = os.stat(self.root / CONFIG_FILE)
@@ -135,6 +157,8 @@ class SettingsSource:
             return self._given.memory
         memory, interest = self._fresh()
         if memory is None:
+            from .memory.settings import load_memory_settings
+
             memory = load_memory_settings(self.root)  # raises again until fixed
             self._sections = (memory, interest)
         return memory
@@ -144,6 +168,8 @@ class SettingsSource:
             return self._given.interest
         memory, interest = self._fresh()
         if interest is None:
+            from .interest.settings import load_interest_settings
+
             interest = load_interest_settings(self.root)
             self._sections = (memory, interest)
         return interest

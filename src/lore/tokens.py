@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import ConfigError, NotFoundError, shown
 from .store.base import Store
-from .store.tokens import TokenRow
+from .store.token_rows import TokenRow
 
 PREFIX = "lore_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")

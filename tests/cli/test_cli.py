@@ -405,7 +405,10 @@ sys.exit(code)
 # Made lazy for a one-shot search: other commands, the config parser (no config file here),
 # LLM planning, the memory result types and ranking, temp-file and logging machinery, jieba's
 # package and the whole rjieba dictionary (a warm cache of it is compiled in the user cache
-# folder), and what only the interest map and date filters use (statistics, hashing, calendar).
+# folder), and what only the interest map and date filters use (statistics, hashing, calendar);
+# the row types a search never reads (the sync's and `lore show`'s, the interest map's, the
+# tokens', `lore migrate`'s, the LLM fields' sync rows) and the [memory] and [interest]
+# settings sections (issue 12: each frozen dataclass costs a cold process about a ms).
 NOT_ON_THE_SEARCH_PATH = {
     "jieba",
     "rjieba",
@@ -421,6 +424,13 @@ NOT_ON_THE_SEARCH_PATH = {
     "statistics",
     "hashlib",
     "calendar",
+    "lore.store.note_rows",
+    "lore.store.interest_rows",
+    "lore.store.token_rows",
+    "lore.store.transfer_rows",
+    "lore.store.note_llm_rows",
+    "lore.memory.settings",
+    "lore.interest.settings",
 }
 
 

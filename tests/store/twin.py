@@ -10,9 +10,9 @@ from pathlib import Path
 
 from lore.derive.fields import distinct_terms
 from lore.store import pg_lexical, pg_phrases
+from lore.store.note_rows import NoteRow
 from lore.store.postgres import PostgresStore
 from lore.store.query import Filters, TextQuery
-from lore.store.rows import NoteRow
 from lore.store.sqlite import SqliteStore
 from lore.store.sqlite_search import fts_match
 

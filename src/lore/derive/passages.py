@@ -18,13 +18,12 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from .tokenize import _CJK_CLASS
+from .tokenize import _CJK_CLASS, cjk_count
 
 PASSAGE_VERSION = "3"
 PASSAGE_TOKENS = 460  # content budget under e5's 512, leaving room for title and prefix
 _PARA = re.compile(r"\n[ \t]*\n")
 _SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=[.!?])\s+")
-_CJK = re.compile(f"[{_CJK_CLASS}]")
 _NON_CJK_WORD = re.compile(f"[^\\W_{_CJK_CLASS}]+")
 
 
@@ -51,7 +50,7 @@ def text_hash(text: str) -> str:
 
 
 def estimate_tokens(text: str) -> int:
-    cjk = len(_CJK.findall(text))
+    cjk = cjk_count(text)
     latin = len(_NON_CJK_WORD.findall(text))
     return int(cjk * 0.8 + latin * 1.7) + 2
 

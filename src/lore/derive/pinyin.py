@@ -32,7 +32,6 @@ from .tokenize import is_cjk_char, normalize_word
 MAX_READINGS = 2  # per character: pypinyin lists the common ones first
 MAX_VARIANTS = 8  # reading variants of each suffix's keys
 MAX_KEY = 48  # characters of a key: longer query words than that are not pinyin
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134a]+")
 _RUN = re.compile(r"[^\W_]+")
 
 
@@ -57,6 +56,13 @@ def decode_units(text: str) -> list[Unit]:
         readings, _, literal = item.partition("=")
         out.append(Unit(tuple(readings.split("/")) if readings else (), literal))
     return out
+
+
+@lru_cache(maxsize=1)
+def _han() -> re.Pattern[str]:
+    """A run of Han characters. Compiled when names are first read (indexing), not by a
+    search: sre walks each BMP code point of the class's ranges (a millisecond or two)."""
+    return re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134a]+")
 
 
 @lru_cache(maxsize=1)
@@ -100,7 +106,7 @@ def name_units(name: str) -> list[Unit]:
     units: list[Unit] = []
     for piece in _RUN.findall(name):
         at = 0
-        for han in _HAN.finditer(piece):
+        for han in _han().finditer(piece):
             units += _literal_units(piece[at : han.start()])
             units += _han_units(han.group())
             at = han.end()
@@ -119,7 +125,7 @@ def _literal_units(text: str) -> list[Unit]:
 
 
 def has_han(text: str) -> bool:
-    return _HAN.search(text) is not None
+    return _han().search(text) is not None
 
 
 def keys(units: list[Unit]) -> set[str]:

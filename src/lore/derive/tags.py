@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ..ingest.markdown import prose
-from .tokenize import _CJK_CLASS, has_cjk, segmenter, terms
+from .tokenize import cjk_count, has_cjk, segmenter, terms
 
 TAGS_VERSION = "1"
 MAX_NOTE_TAGS = 10
@@ -88,14 +88,13 @@ def _tfidf() -> Idf:
     return Idf(idf, sorted(idf.values())[len(idf) // 2], JIEBA_STOP)
 
 
-_CJK = re.compile(f"[{_CJK_CLASS}]")
 _LETTER = re.compile(r"[^\W\d_]")
 
 
 def _cjk_share(text: str) -> float:
     sample = text[:4000]
     letters = len(_LETTER.findall(sample))
-    return len(_CJK.findall(sample)) / letters if letters else 0.0
+    return cjk_count(sample) / letters if letters else 0.0
 
 
 def _zh_keywords(text: str, k: int) -> list[str]:

@@ -55,24 +55,29 @@ _CJK_CLASS = (
     "\U0002b740-\U0002b81d\U0002b820-\U0002cea1\U0002ceb0-\U0002ebe0"
     "\U0002f800-\U0002fa1d\U00030000-\U0003134a"
 )
-_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+# sre's charset optimiser walks every BMP code point of each range of a class, about a
+# millisecond per occurrence of this one in a pattern, in every process: one pattern serves
+# single characters, runs and splits (`_CJK_RUN`), and `_RUN_OR_WORD` names it five times.
+_CJK_RUN = re.compile(f"([{_CJK_CLASS}]+)")  # captured: `re.split` keeps the runs
 _RUN = re.compile(r"[^\W_]+")
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _WORD = f"[^\\W_{_CJK_CLASS}]"  # a word character that is not CJK
 OPTION_SIGN = "\u2212"  # the dash of an option's token (see above)
 ESCAPE_SIGN = "\u29f5"  # the backslash of an escape's token: ⧵1 (no text's word holds it)
 AMPERSAND = "\uff06"  # a lone & as a token: ＆ (FTS5's ascii tokenizer keeps it whole)
-# A run of CJK characters, an option (dashes after no word character, dash or dot), a word
-# with a symbol that is part of its name (".NET" after no word character or dot; "C++",
-# "C#" before none), or a run of other word characters. Every branch but the last starts
-# with its character and looks behind it after (`-(?<!x-)` is `(?<!x)-`): the engine tries
-# a branch only where its first character stands, instead of every lookbehind everywhere.
+# A run of CJK characters, an escape, a lone &, an option (dashes after no word character,
+# dash or dot), a name after a dot (".NET" after no word character or dot, not ".5"), or
+# a run of other word characters with the symbol that is part of its name ("C++", "C#"
+# before no word character). Every branch starts with its character (or class), so the
+# engine tries one only where that character stands; the option and the dotted name are
+# one branch, sharing their lookbehind, so the non-CJK word class is in the pattern four
+# times, not five (see _CJK_RUN).
 _RUN_OR_WORD = re.compile(
     f"[{_CJK_CLASS}]+"
-    f"|-(?<!{_WORD}-)(?<![-_.]-)-?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run
     r"|\\(?<!\\\\)[A-Za-z0-9](?![A-Za-z0-9])"  # an escape: \1, \n (not \section, not \\1)
     f"|&(?<![\\w&]&)(?![\\w&])"  # a lone & (not R&D, &amp;, &&)
-    f"|\\.(?<!{_WORD}\\.)(?<!\\.\\.)(?!\\d){_WORD}+"  # a name after a dot: .NET, not .5
+    f"|[-.](?<!{_WORD}[-.])"  # neither after a word character
+    f"(?:(?<=-)(?<![-_.]-)-?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run
+    f"|(?<=\\.)(?<!\\.\\.)(?!\\d){_WORD}+)"  # a name after a dot: .NET, not .5
     f"|{_WORD}+(?:(?:\\+\\+|#)(?!{_WORD}|[#+]))?"  # one pass: the suffix is optional
 )
 _SYMBOL_SUFFIXES = (("++", "pp"), ("#", "sharp"))
@@ -94,11 +99,21 @@ class Token:
 
 
 def is_cjk_char(char: str) -> bool:
-    return _CJK_CHAR.match(char) is not None
+    return _CJK_RUN.match(char) is not None
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK_CHAR.search(text) is not None
+    return _CJK_RUN.search(text) is not None
+
+
+def cjk_count(text: str) -> int:
+    """How many CJK characters `text` holds."""
+    return sum(map(len, _CJK_RUN.findall(text)))
+
+
+def split_cjk(text: str) -> list[str]:
+    """`text` cut before and after each CJK run, the runs kept: other, run, other, ..."""
+    return _CJK_RUN.split(text)
 
 
 @lru_cache(maxsize=1)
@@ -161,7 +176,7 @@ def token_spans(text: str, *, with_alternatives: bool = False) -> list[tuple[str
     for match in _RUN_OR_WORD.finditer(text):
         piece = match.group()
         start = match.start()
-        if _CJK_CHAR.match(piece):
+        if _CJK_RUN.match(piece):
             for i, char in enumerate(piece):
                 append((fold_char(char), start + i, start + i + 1))
             runs.append((start, piece))
@@ -198,7 +213,7 @@ def wanted_spans(
     position = 0
     for match in _RUN_OR_WORD.finditer(text):
         piece = match.group()
-        if not _CJK_CHAR.match(piece):
+        if not _CJK_RUN.match(piece):
             seen = spelled.get(piece)
             if seen is None:
                 words = normalize_word(piece)
@@ -265,7 +280,7 @@ def terms(text: str, *, with_alternatives: bool = False) -> list[str]:
     runs: list[tuple[int, str]] = []
     for match in _RUN_OR_WORD.finditer(text):
         piece = match.group()
-        if _CJK_CHAR.match(piece):
+        if _CJK_RUN.match(piece):
             extend(map(fold_char, piece))
             runs.append((match.start(), piece))
         else:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..providers.base import ChatProvider
     from ..providers.settings import ProviderSettings
     from ..store.base import Store
-    from ..store.note_llm import NoteSource
+    from ..store.note_llm_rows import NoteSource
 
 PROMPT_VERSION = "lore-note-v1"
 HEAD_PARTS = 2

@@ -38,6 +38,7 @@ from ..derive.summary import author_summary, base_summary
 from ..errors import ConfigError
 from ..providers.base import ProviderError
 from ..store import note_llm as sql
+from ..store.note_llm_rows import LlmRow, NoteSource
 from ..store.sql_base import sql_store
 from .grounding import BadAnswer
 from .llm_cache import BudgetedChat, BudgetSpent
@@ -174,7 +175,7 @@ def _derive_pending(
         if chat.limit is not None:
             total = min(total, chat.limit)
         progress(0, total, "")
-    streak: list[tuple[str, sql.LlmRow]] = []  # failures since the last note that worked
+    streak: list[tuple[str, LlmRow]] = []  # failures since the last note that worked
     for nid in todo:
         source = sql.sources(store, [nid]).get(nid)
         if source is None:
@@ -212,7 +213,7 @@ def _derive_pending(
         progress(total, total, "")
 
 
-def _keep(store: SqlStore, rows: list[tuple[str, sql.LlmRow]], report: FieldsReport) -> None:
+def _keep(store: SqlStore, rows: list[tuple[str, LlmRow]], report: FieldsReport) -> None:
     """Store these notes' rows and give the index their summaries, in one transaction."""
     if not rows:
         return
@@ -226,21 +227,19 @@ def _keep(store: SqlStore, rows: list[tuple[str, sql.LlmRow]], report: FieldsRep
         store.apply_df(delta)
 
 
-def _failed(
-    source: sql.NoteSource, model: str, fs: FieldSettings, why: str, calls: int
-) -> sql.LlmRow:
-    return sql.LlmRow(source.id, source.hash, fs.version, model, "failed", reason=why, calls=calls)
+def _failed(source: NoteSource, model: str, fs: FieldSettings, why: str, calls: int) -> LlmRow:
+    return LlmRow(source.id, source.hash, fs.version, model, "failed", reason=why, calls=calls)
 
 
-def _row(source: sql.NoteSource, model: str, fs: FieldSettings, found: Derived) -> sql.LlmRow:
+def _row(source: NoteSource, model: str, fs: FieldSettings, found: Derived) -> LlmRow:
     if found.empty and found.dropped:
         why = f"nothing it said is grounded in the note ({found.dropped[0]['why']})"
-        return sql.LlmRow(
+        return LlmRow(
             source.id, source.hash, fs.version, model, "failed", reason=why,
             dropped=found.dropped, calls=found.calls,
         )  # fmt: skip
     own = author_summary(source.frontmatter, source.body, source.title)
-    return sql.LlmRow(
+    return LlmRow(
         source.id,
         source.hash,
         fs.version,

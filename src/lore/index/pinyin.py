@@ -12,7 +12,8 @@ from ..derive.fold import describe, mainland
 from ..derive.pinyin import encode_units, has_han, keys, name_units
 from ..derive.tokenize import cjk_runs
 from ..store.base import Store
-from ..store.rows import NameSource, PinyinName
+from ..store.note_rows import NameSource
+from ..store.rows import PinyinName
 from ..store.sqlite import TOKENIZER_VERSION
 
 

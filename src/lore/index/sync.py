@@ -32,7 +32,7 @@ from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import FileStat, clamp_stat, scan_vault
 from ..model import Skipped, SyncReport
 from ..store.base import Store
-from ..store.rows import NoteRow, StoredStat, Unreadable
+from ..store.note_rows import NoteRow, StoredStat, Unreadable
 from ..store.sqlite import TOKENIZER_VERSION
 from .parallel import jobs_for, ordered_map, requested_jobs
 from .pinyin import derive_pinyin

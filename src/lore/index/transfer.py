@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from ..store.base import Store
-from ..store.rows import MemberRow
+from ..store.interest_rows import MemberRow
 from .embed import VEC_LAYOUT, IdentityMismatch, check_layout, ensure_vector_table, load_vec
 
 CHUNK = 500  # vectors read and written per transaction

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigError, install_hint
 from ..store.interest import json_or
-from ..store.rows import ClusterRow, MemberRow
+from ..store.interest_rows import ClusterRow, MemberRow
 from .model import ClusterMember, InterestCluster, InterestMap, Trend
 from .settings import InterestSettings
 
 if TYPE_CHECKING:
     from ..providers.base import ChatProvider
     from ..store.base import Store
-    from ..store.rows import NoteInfo
+    from ..store.interest_rows import NoteInfo
     from .cluster import Labels
 
 # params of a stored map that do not shape its clusters (trends, labels, the build itself)

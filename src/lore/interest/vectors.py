@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..derive.tokenize import is_cjk_char, token_spans
 from ..errors import ConfigError
-from ..store.rows import NoteInfo
+from ..store.interest_rows import NoteInfo
 
 if TYPE_CHECKING:
     import numpy as np

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
-from .settings import MemorySettings
+if TYPE_CHECKING:  # read when a principal's rules are (not by the owner's search)
+    from .settings import MemorySettings
 
 
 def _patterns(rule: str) -> list[str]:

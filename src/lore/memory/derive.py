@@ -17,7 +17,7 @@ from typing import Any
 from ..derive.fields import note_fts_fields
 from ..derive.tokenize import terms
 from ..store.base import Store
-from ..store.rows import NoteText
+from ..store.note_rows import NoteText
 from .cards import in_folder, parse_cards
 from .entries import parse_core, parse_daily
 from .markdown import fold_key, link_key

@@ -16,10 +16,10 @@ from ..model import SearchResult, SyncReport
 from ..store.base import Store
 from .access import Access
 from .registry import Registry
-from .settings import MemorySettings
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
+    from .settings import MemorySettings
 
 
 class Searcher(Protocol):

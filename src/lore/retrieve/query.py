@@ -34,11 +34,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..derive.fold import alternatives, fold, has_traditional, is_japanese, script
-from ..derive.tokenize import OPTION_SIGN, has_cjk, is_cjk_char, iter_tokens, segmenter
+from ..derive.tokenize import (
+    OPTION_SIGN,
+    has_cjk,
+    is_cjk_char,
+    iter_tokens,
+    segmenter,
+    split_cjk,
+)
 from ..errors import QueryError
 from ..store.query import TextQuery
 
@@ -393,7 +399,7 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
                 excluded.append(_as_written(QueryTerm(tokens, kind), chunk[1:]))
             continue
         if has_cjk(chunk):
-            for piece in re.split(f"([{_cjk_class()}]+)", chunk):
+            for piece in split_cjk(chunk):
                 if not piece:
                     continue
                 terms.extend(
@@ -419,10 +425,3 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
         excluded=excluded[:max_terms],
         left_out=tuple(dict.fromkeys(left_out)),
     )
-
-
-@lru_cache(maxsize=1)
-def _cjk_class() -> str:
-    from ..derive.tokenize import _CJK_CLASS
-
-    return _CJK_CLASS

@@ -23,27 +23,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .query import Filters, TextQuery
-from .rows import (
-    ClusterRow,
-    HitRow,
-    MemberRow,
-    NameRow,
-    NameSource,
-    NoteInfo,
-    NoteRecord,
-    NoteRow,
-    NoteSource,
-    NoteText,
-    PinyinName,
-    StoredStat,
-    TextSpan,
-    Unreadable,
-)
-from .tokens import StoredToken, TokenRow
-from .transfer import CachedAnswer, VectorKey
+
+if TYPE_CHECKING:  # annotations only: each row type is made where it is read
+    from .interest_rows import ClusterRow, MemberRow, NoteInfo
+    from .note_rows import NameSource, NoteRecord, NoteRow, NoteText, StoredStat, Unreadable
+    from .rows import HitRow, NameRow, NoteSource, PinyinName, TextSpan
+    from .token_rows import StoredToken, TokenRow
+    from .transfer_rows import CachedAnswer, VectorKey
 
 # (kind, seq, hash, start, end, heading) of one text to embed
 PlannedText = tuple[str, int, str, int, int, str | None]

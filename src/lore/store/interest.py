@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .rows import ClusterRow, MemberRow, NoteInfo
 from .sql_base import SqlBase
+
+if TYPE_CHECKING:  # the rows are made where they are read (lore.store.rows)
+    from .interest_rows import ClusterRow, MemberRow, NoteInfo
 
 INTEREST_TABLES = ("interest_clusters", "interest_cluster_members", "interest_meta")
 TREND_DATE_SOURCES = ("frontmatter", "filename", "text")  # a note's own dates
@@ -40,6 +42,8 @@ class InterestSql(SqlBase):
 
     def interest_notes(self) -> list[NoteInfo]:
         """Every note, by path, dated only by a date of its own."""
+        from .interest_rows import NoteInfo
+
         rows = self.query("SELECT id, path, title, date, date_source, hash FROM notes")
         notes = [
             NoteInfo(
@@ -150,6 +154,8 @@ class InterestSql(SqlBase):
     def stored_map(self) -> tuple[dict[str, str], list[ClusterRow], list[MemberRow]] | None:
         """(meta, clusters in map order, members in rank order), or None before the first
         `lore clusters build`."""
+        from .interest_rows import ClusterRow, MemberRow
+
         meta = self.interest_meta()
         if "built_at" not in meta:
             return None

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .rows import NoteText
 from .sql_base import SqlBase
+
+if TYPE_CHECKING:  # made where it is read (lore.store.rows)
+    from .note_rows import NoteText
 
 # Notes read per query when texts are streamed: a first sync never holds every text at once.
 _CHUNK = 500
@@ -75,6 +77,8 @@ class MemorySql(SqlBase):
         return [int(r[0]) for r in sorted(rows, key=lambda r: str(r[1]))]
 
     def note_texts_by_id(self, ids: Sequence[int]) -> Iterator[NoteText]:
+        from .note_rows import NoteText
+
         for chunk in self.chunks([int(i) for i in ids], _CHUNK):
             where, params = self.in_list("id", chunk)
             found = {

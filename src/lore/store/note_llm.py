@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .sql_base import SqlBase, path_glob
+
+if TYPE_CHECKING:  # the sync's rows, made where they are read (lore.store.rows)
+    from .note_llm_rows import LlmRow, NoteSource
 
 _CURRENT = "l.note_id = n.id AND l.note_hash = n.hash"
 
@@ -31,40 +34,9 @@ def _indexed(store: SqlBase) -> str:
     return f"l.summary || {store.CLAIM_LINES}"
 
 
-@dataclass(frozen=True)
-class LlmRow:
-    """One note's fields as stored."""
-
-    note_id: int
-    note_hash: str
-    version: str
-    model: str
-    state: str  # llm | failed
-    reason: str | None = None
-    summary: str | None = None
-    claims: list[dict[str, str]] = field(default_factory=list)
-    category: str | None = None
-    dropped: list[dict[str, str]] = field(default_factory=list)
-    calls: int = 0
-
-
 def indexed_summary(summary: str, claims: Sequence[dict[str, str]]) -> str:
     """What `_indexed` computes in SQL, for a row about to be written."""
     return "".join([summary, *("\n" + claim["text"] for claim in claims)])
-
-
-@dataclass(frozen=True)
-class NoteSource:
-    """What the model is given of a note, and what decides its summary."""
-
-    id: int
-    path: str
-    hash: str
-    title: str
-    frontmatter: dict[str, Any]
-    headings: list[tuple[int, str, int, int]]
-    body: str
-    summary: str  # notes.summary as it stands
 
 
 # -- reads -------------------------------------------------------------------------------
@@ -87,6 +59,8 @@ def pending(store: SqlBase, version: str, model: str) -> list[int]:
 
 
 def sources(store: SqlBase, ids: Sequence[int]) -> dict[int, NoteSource]:
+    from .note_llm_rows import NoteSource
+
     out: dict[int, NoteSource] = {}
     for chunk in store.chunks(ids):
         among, params = store.in_ids("id", chunk)
@@ -104,6 +78,8 @@ def sources(store: SqlBase, ids: Sequence[int]) -> dict[int, NoteSource]:
 
 
 def _row(values: tuple[Any, ...]) -> LlmRow:
+    from .note_llm_rows import LlmRow
+
     nid, digest, version, model, state, reason, summary, claims, category, dropped, calls = values
     return LlmRow(
         int(nid), str(digest), str(version), str(model), str(state), reason, summary,

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .rows import NoteRecord, NoteRow, StoredStat, Unreadable
 from .sql_base import SqlBase
+
+if TYPE_CHECKING:  # the rows are made where they are read (lore.store.rows)
+    from .note_rows import NoteRecord, NoteRow, StoredStat, Unreadable
 
 NOTE_COLUMNS = (
     "path", "title", "title_source", "date", "date_source", "mtime_ns", "size", "hash",
@@ -55,6 +57,8 @@ class NotesSql(SqlBase):
     # -- what the sync writes (call inside transaction()) -----------------------------------
 
     def stored_stats(self) -> dict[str, StoredStat]:
+        from .note_rows import StoredStat
+
         return {
             str(path): StoredStat(int(nid), int(mtime), int(size), str(digest), date_source)
             for nid, path, mtime, size, digest, date_source in self.query(
@@ -63,6 +67,8 @@ class NotesSql(SqlBase):
         }
 
     def unreadable(self) -> dict[str, Unreadable]:
+        from .note_rows import Unreadable
+
         return {
             str(path): Unreadable(int(mtime), int(size), str(reason))
             for path, mtime, size, reason in self.query(
@@ -202,6 +208,8 @@ class NotesSql(SqlBase):
         return bool(self.query("SELECT 1 FROM notes WHERE path = ?", [path]))
 
     def note_record(self, path: str) -> NoteRecord | None:
+        from .note_rows import NoteRecord
+
         rows = self.query(
             "SELECT id, path, title, title_source, date, date_source, frontmatter, headings,"
             " summary, body, body_line, size, hash, truncated FROM notes WHERE path = ?",

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from .query import Filters
-from .rows import NameSource, PinyinName
+from .rows import PinyinName
 from .sql_base import SqlBase
+
+if TYPE_CHECKING:  # made where it is read (lore.store.rows)
+    from .note_rows import NameSource
 
 # A key is lower-case ASCII letters: every key that starts with a word lies in [word, word+"{").
 _AFTER_Z = "{"
@@ -19,6 +23,8 @@ _AFTER_Z = "{"
 class PinyinSql(SqlBase):
     def pinyin_sources(self, ids: Sequence[int] | None) -> Iterator[NameSource]:
         """The names of these notes (every note when None), by id, a chunk at a time."""
+        from .note_rows import NameSource
+
         if ids is None:
             ids = [int(r[0]) for r in self.query("SELECT id FROM notes ORDER BY id")]
         for chunk in self.chunks([int(i) for i in ids]):

@@ -18,7 +18,6 @@ import apsw
 from ..errors import IndexError_, SchemaError, VaultMismatchError, shown
 from .interest import InterestSql
 from .pinyin import PinyinSql
-from .rows import NoteRow, StoredStat, Unreadable
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite_base import BUSY_TIMEOUT_MS, busy, damaged, disk_full
 from .sqlite_checks import CheckSql
@@ -29,7 +28,7 @@ from .sqlite_vectors import SqliteVectors
 from .tokens import TokenSql
 from .transfer import TransferSql
 
-__all__ = ["NoteRow", "SqliteStore", "StoredStat", "Unreadable", "damaged", "disk_full"]
+__all__ = ["SqliteStore", "damaged", "disk_full"]
 
 # The version of what a note file becomes in the index (tokens, tags, dates, the title
 # field). A sync re-derives an index whose rows came from another version.

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .token_rows import StoredToken, TokenRow
 
 _COLUMNS = "name, principal, can_write, created, revoked, last_used"
 
@@ -19,25 +21,9 @@ class _Sql(Protocol):
     def transaction(self) -> AbstractContextManager[None]: ...
 
 
-@dataclass(frozen=True)
-class TokenRow:
-    name: str
-    principal: str | None  # None: the owner's token, sees everything
-    can_write: bool
-    created: str
-    revoked: str | None
-    last_used: str | None
-
-
-@dataclass(frozen=True)
-class StoredToken:
-    """A token as `lore migrate` copies it: its row and the hash of its secret."""
-
-    row: TokenRow
-    secret_hash: str
-
-
 def _row(values: Sequence[object]) -> TokenRow:
+    from .token_rows import TokenRow  # the rows are made when a token is read
+
     name, principal, can_write, created, revoked, last_used = values
     return TokenRow(
         str(name),
@@ -80,6 +66,8 @@ class TokenSql:
 
     def stored_tokens(self: _Sql) -> list[StoredToken]:
         """Every token with the hash of its secret, by name (for `lore migrate`)."""
+        from .token_rows import StoredToken
+
         rows = self.query(f"SELECT {_COLUMNS}, hash FROM tokens ORDER BY name")
         return [StoredToken(_row(r[:-1]), str(r[-1])) for r in rows]
 

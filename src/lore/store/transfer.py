@@ -7,34 +7,14 @@ statements are the same on both backends, so they live here once, over each back
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .transfer_rows import CachedAnswer, VectorKey
 
 
 class _Queries(Protocol):
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
-
-
-@dataclass(frozen=True)
-class CachedAnswer:
-    """One row of the model-answer cache: `output` is the validated answer as JSON text."""
-
-    key: str
-    task: str
-    model: str
-    prompt_version: str
-    input_hash: str
-    output: str
-
-
-@dataclass(frozen=True)
-class VectorKey:
-    """What a stored vector is of: a text (by hash), a model identity, a space."""
-
-    id: int
-    text_hash: str
-    identity: str
-    space: str
 
 
 class TransferSql:
@@ -42,6 +22,8 @@ class TransferSql:
 
     def cached_answers(self: _Queries) -> list[CachedAnswer]:
         """Every cached model answer, by key."""
+        from .transfer_rows import CachedAnswer  # made when an index is copied
+
         rows = self.query(
             "SELECT key, task, model, prompt_version, input_hash, output FROM llm_cache"
             " ORDER BY key"
@@ -50,6 +32,8 @@ class TransferSql:
 
     def vector_keys(self: _Queries) -> list[VectorKey]:
         """Every stored vector's key, by id (none before the first `lore embed`)."""
+        from .transfer_rows import VectorKey
+
         rows = self.query("SELECT id, hash, identity, space FROM vec_texts ORDER BY id")
         return [VectorKey(int(i), str(h), str(m), str(s)) for i, h, m, s in rows]
 

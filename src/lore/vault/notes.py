@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError, PathError, QueryError, shown
-from ..store.rows import NoteRecord
 
 if TYPE_CHECKING:
     from ..edit.notes import NoteChange, NoteWriter, TrashItem
@@ -16,6 +15,7 @@ if TYPE_CHECKING:
     # Indexing and checking are imported when called: a one-shot `lore search` process
     # pays for what it runs (YAML, the ignore rules, the embedder are not on its path).
     from ..memory.links import LinkReport
+    from ..store.note_rows import NoteRecord
     from ..tokens import NewToken, TokenInfo
 from .core import VaultCore
 
