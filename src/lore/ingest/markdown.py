@@ -145,8 +145,9 @@ def _html_block_opened(text: str, after_text: bool) -> str | None:
 
 
 # What a note points at rather than says: images and embeds, link targets, URLs, HTML tags
-# and comments (each within a line). Link text stays. No two parts start with the same
-# character but the three "<" ones, kept in this order: the parts can be joined in any way.
+# and comments (each within a line). Link text stays. Only the three parts that start with
+# "<" can match at the same place (kept in this order), so adding inline code between the
+# groups below changes nothing else they match.
 _IMAGES_LINKS_URLS = (
     r"!\[[^\]\n]*\]\([^)\n]*\)"  # ![alt](image.png)
     r"|!\[\[[^\]\n]*\]\]"  # ![[embed.png]]
