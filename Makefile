@@ -15,7 +15,7 @@ CHROMIUM   := /usr/bin/chromium
 # worksteal: each worker starts on its own part of the suite (module-scoped fixtures built
 # once, not on every worker) and an idle worker takes tests from the others' queues, so no
 # worker ends alone on a long tail.
-PYTEST_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
+PYTEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1); echo $$((n + 1)))
 PYTEST_DIST ?= worksteal
 
 .PHONY: demo test lint typecheck pytest bench clean browser
