@@ -63,7 +63,14 @@ def test_unclosed_front_matter_is_treated_as_body() -> None:
     [
         ("---\ntitle: From FM\n---\n# From Heading\n", "From FM", "frontmatter"),
         ("---\ntitle: '  '\n---\n# From Heading\n", "From Heading", "heading"),
-        ("intro\n## Sub first\n# From Heading\n# Second H1\n", "From Heading", "heading"),
+        ("intro\n# From Heading\n## Sub\n# Second H1\n", "From Heading", "heading"),
+        ("## Opens the note\ntext\n# Footer\n", "Opens the note", "heading"),
+        # A "#" heading below a "##" one is a section (a footer), not the note's name.
+        ("intro\n## Sub first\n# This note in GitHub\n", "plain", "filename"),
+        # A template's placeholder names no note: the file's name does.
+        ("---\ntitle: '{{title}}'\n---\n# {{title}}\n", "plain", "filename"),
+        ("# <% tp.file.title %>\n", "plain", "filename"),
+        ("---\ntitle: '{{date}} log'\n---\n", "{{date}} log", "frontmatter"),
         ("no headings at all\n## only level two\n", "plain", "filename"),
         ("", "plain", "filename"),
     ],

@@ -301,6 +301,16 @@ def note_date(
     return date, ("text" if date else None), problems
 
 
+# A template's placeholder ("{{title}}", "<% tp.file.title %>"): what the template will
+# write, not a name of the note (Obsidian shows the file's name).
+_PLACEHOLDER = re.compile(r"\{\{.*?\}\}|<%.*?%>")
+
+
+def _names(title: str) -> bool:
+    """Whether `title` can name a note: it says something besides template placeholders."""
+    return bool(_PLACEHOLDER.sub("", title).strip())
+
+
 def parse_note(text: str, file_name: str) -> ParsedNote:
     """Parse one note. Never raises on content: problems are reported in `.problems`."""
     problems: list[Problem] = []
@@ -316,16 +326,18 @@ def parse_note(text: str, file_name: str) -> ParsedNote:
     title_value = frontmatter.get("title")
     stem = file_name.rsplit("/", 1)[-1]
     stem = stem[: -len(".markdown")] if stem.endswith(".markdown") else stem.removesuffix(".md")
-    if isinstance(title_value, str | int | float) and str(title_value).strip():
+    if isinstance(title_value, str | int | float) and _names(str(title_value)):
         title, title_source = str(title_value).strip(), "frontmatter"
     else:
-        first_h1 = next((h for h in headings if h.level == 1), None)
-        # A note that opens with a heading of another level is named by it too.
-        if first_h1 is None and headings and not body[: headings[0].offset].strip():
-            first_h1 = headings[0]
-        if first_h1 is not None:
-            # Named as it reads: "Intro to [[dataview|Dataview]]" is "Intro to Dataview".
-            title, title_source = strip_markup(first_h1.text) or first_h1.text, "heading"
+        # The note's first heading names it when it is a level-1 heading, or when nothing
+        # is written before it. A "#" heading below a "##" one is a section (a vault's
+        # "# This note in GitHub" footer, a "# Part two"), not the note's name.
+        first = headings[0] if headings else None
+        opens = first is not None and (first.level == 1 or not body[: first.offset].strip())
+        # Named as it reads: "Intro to [[dataview|Dataview]]" is "Intro to Dataview".
+        heading = (strip_markup(first.text) or first.text) if first and opens else ""
+        if _names(heading):
+            title, title_source = heading, "heading"
         else:
             title, title_source = stem, "filename"
 

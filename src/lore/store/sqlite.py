@@ -45,7 +45,9 @@ __all__ = ["SqliteStore", "damaged", "disk_full"]
 # 7: backslash escapes (\1, \n) and a lone & tokens of their own (issue 12).
 # 8: no tag from HTML: its attributes, HTML blocks, <style> and <pre>; Markdown links to
 #    notes are links (issue 12).
-TOKENIZER_VERSION = "8"
+# 9: a note's title is its first heading, not a "#" heading below a "##" one (a footer);
+#    a template's placeholder ("{{title}}") names no note (issue 12).
+TOKENIZER_VERSION = "9"
 
 
 class _CannotWrite(Exception):
