@@ -48,7 +48,24 @@ def quoted_safely(text: object, limit: int = 160) -> str:
 def install_hint(extra: str) -> str:
     """How to add an optional part: from the lore checkout (`lore` on PyPI is an unrelated
     project, so `pip install lore[...]` would install someone else's package)."""
-    return f"in the lore checkout run: .venv/bin/pip install -e '.[{extra}]'"
+    from pathlib import Path
+
+    return install_command(extra, Path(__file__).resolve().parents[2])  # src/lore/errors.py
+
+
+def install_command(extra: str, checkout: object) -> str:
+    """The command that adds `extra` to the Python running lore, from `checkout` when it is
+    lore's source tree: it names the checkout and this Python's pip, so it can be pasted in
+    any folder (a user runs `lore` in a vault, where `.` is not the checkout)."""
+    import shlex
+    import sys
+    from pathlib import Path
+
+    root = Path(str(checkout))
+    if not (root / "pyproject.toml").is_file() or not (root / "src" / "lore").is_dir():
+        return f"in the lore checkout run: .venv/bin/pip install -e '.[{extra}]'"
+    target = shlex.quote(f"{root}[{extra}]")
+    return f"run: {shlex.quote(sys.executable)} -m pip install -e {target}"
 
 
 class LoreError(Exception):

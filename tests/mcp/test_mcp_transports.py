@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp_support import call, call_error, sample_notes, sample_vault
 
 from lore.cli import main
+from lore.errors import install_hint
 
 LORE = Path(sys.executable).parent / "lore"
 CORE = ["search", "read_note", "list_tags", "status"]
@@ -143,7 +144,7 @@ def test_mcp_without_the_sdk_says_what_to_install(
     result = CliRunner().invoke(main, ["mcp", "--vault", str(tmp_path)])
     assert result.exit_code == 1
     assert "lore: error: lore mcp needs the MCP SDK" in result.stderr
-    assert ".venv/bin/pip install -e '.[mcp]'" in result.stderr  # never PyPI's unrelated lore
+    assert install_hint("mcp") in result.stderr  # this checkout, never PyPI's unrelated lore
 
 
 def test_mcp_on_a_missing_vault_is_a_one_line_error(tmp_path: Path) -> None:

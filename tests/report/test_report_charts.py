@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from report_support import make_map, make_report
 
+from lore.errors import install_hint
 from lore.present import charts
 from lore.present.report_files import render_report, write_report
 
@@ -125,7 +126,7 @@ def test_without_a_cjk_font_labels_lose_what_cannot_be_drawn(
     assert charts.drawable("缓存 · redis · 迁移", "cluster 3", fonts) == "redis"
     drawn, notices = charts.draw_charts(make_map(3))
     assert len(drawn) == 2 and all(c.png[:8] == PNG_MAGIC for c in drawn)
-    assert len(notices) == 1 and "pip install -e '.[report]'" in notices[0]
+    assert len(notices) == 1 and install_hint("report") in notices[0]
 
 
 def test_without_matplotlib_the_report_is_written_without_charts(
@@ -137,7 +138,7 @@ def test_without_matplotlib_the_report_is_written_without_charts(
     rendered = write_report(make_report(make_map(3)), "md", tmp_path / "out")
     assert rendered.charts == () and rendered.files == (tmp_path / "out" / "report.md",)
     assert rendered.notices == (
-        "charts need matplotlib: in the lore checkout run: .venv/bin/pip install -e '.[report]'",
+        f"charts need matplotlib: {install_hint('report')}",
     )
     assert not (tmp_path / "out" / "clusters-map.png").exists()  # no stale chart left linked
     assert "Charts: run" in rendered.text

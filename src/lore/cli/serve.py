@@ -92,7 +92,7 @@ def serve_cmd(
     On 127.0.0.1 no token is needed; on any other address every request needs one
     (`lore token add`).
     """
-    from ..errors import ConfigError, IndexError_
+    from ..errors import ConfigError, IndexError_, install_hint
 
     try:
         import jinja2  # noqa: F401
@@ -103,7 +103,7 @@ def serve_cmd(
     except ImportError as exc:
         raise ConfigError(
             f"lore serve needs the serve extra ({exc.name or exc} is not installed)",
-            hint="install it from the checkout: pip install -e '.[serve]'",
+            hint=install_hint("serve"),
         ) from None
     from ..serve.app import serve
     from ..serve.options import ServeOptions
