@@ -125,6 +125,9 @@ def test_an_unreadable_note_is_reported_on_every_sync_and_by_doctor(
     assert any("bad.md" in p.message for p in doctor.problems)
     human = CliRunner().invoke(main, ["doctor", "--vault", str(root)])
     assert human.exit_code == 1 and "fix: bad.md" in human.stdout
+    # A field with nothing in it is left out of the line, not printed as "kind: ".
+    (listed,) = [line for line in human.stdout.splitlines() if "- path: bad.md" in line]
+    assert listed.rstrip().endswith("to index it") and ": ·" not in listed, listed
     data = json.loads(CliRunner().invoke(main, ["doctor", "--vault", str(root), "--json"]).stdout)
     assert data["ok"] is False and data["problems"]
 

@@ -210,7 +210,10 @@ def _plain(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, dict):  # e.g. one of doctor's problems: its fields in a line
-        return " · ".join(f"{key}: {_plain(item)}" for key, item in value.items())
+        # A field with nothing to say ("kind": "") is left out, not printed as "kind: ".
+        return " · ".join(
+            f"{key}: {_plain(item)}" for key, item in value.items() if item not in ("", None)
+        )
     if isinstance(value, list | tuple):
         return ", ".join(_plain(item) for item in value)
     return str(value)
