@@ -137,9 +137,7 @@ def test_without_matplotlib_the_report_is_written_without_charts(
     (tmp_path / "out" / "clusters-map.png").write_bytes(b"stale")
     rendered = write_report(make_report(make_map(3)), "md", tmp_path / "out")
     assert rendered.charts == () and rendered.files == (tmp_path / "out" / "report.md",)
-    assert rendered.notices == (
-        f"charts need matplotlib: {install_hint('report')}",
-    )
+    assert rendered.notices == (f"charts need matplotlib: {install_hint('report')}",)
     assert not (tmp_path / "out" / "clusters-map.png").exists()  # no stale chart left linked
     assert "Charts: run" in rendered.text
 
