@@ -178,10 +178,15 @@ def test_a_partial_match_says_so_on_the_hit(make_vault: MakeVault, open_vault: O
     vault = open_vault(make_vault({"a.md": "kafka partitions\n", "b.md": "kafka only\n"}))
     vault.sync()
     hits = vault.search("kafka partitions")
+    # The words as the user wrote them, never their stems ("partit").
     assert [(h.path, h.words_matched, h.words_total) for h in hits] == [
-        ("a.md", ["kafka", "partit"], 2),
+        ("a.md", ["kafka", "partitions"], 2),
         ("b.md", ["kafka"], 2),
     ]
+    vault_b = open_vault(make_vault({"c.md": "epoll running, see JIRA-1234 部署\n"}))
+    vault_b.sync()
+    (hit,) = vault_b.search("Running JIRA-1234 epoll 部署")
+    assert hit.words_matched == ["running", "jira-1234", "epoll", "部署"]
 
 
 @pytest.mark.parametrize("query", ["AI 编程", "the finite machine", "zebra -okapi"])

@@ -111,8 +111,10 @@ class QueryTerm:
 
     tokens: tuple[str, ...]
     kind: str  # word | phrase | cjk_word | cjk_char
-    # The query's own spelling when folding changed it (數據庫 for 数据库, 軟體 for the
-    # alternative 软件): for --explain; two terms with the same tokens are the same term.
+    # The query's own spelling where it differs from the tokens: folded (數據庫 for 数据库,
+    # 軟體 for the alternative 软件), stemmed or cased ("Running" for "run"), as one phrase
+    # ("jira-1234"). For --explain and the words a hit holds; two terms with the same
+    # tokens are the same term.
     surface: str = field(default="", compare=False)
 
     @property
@@ -202,7 +204,7 @@ class QueryPlan:
         """How folding changed the query's words, for --explain: every other word ("軟體 →
         软件"), and the longest stretches only folded character by character ("數據庫設計 →
         数据库设计", not also "數據 → 数据")."""
-        pairs = {(t.surface, t.text) for t in self.terms if t.surface and t.kind != "cjk_char"}
+        pairs = {(t.surface, t.text) for t in self.terms if t.surface and t.kind == "cjk_word"}
         plain = {p for p in pairs if fold(p[0]) == p[1]}
         shown = [
             p for p in pairs if p not in plain or not any(p[0] in q[0] and p != q for q in plain)
@@ -224,7 +226,7 @@ def _excludes(chunk: str) -> bool:
 
 
 def _as_written(term: QueryTerm, written: str) -> QueryTerm:
-    """The excluded term with the user's spelling, when its tokens (stems) differ from it."""
+    """The term with the user's spelling, when its tokens (stems) differ from it."""
     spelled = " ".join(written.casefold().split())
     return term if spelled == term.text else QueryTerm(term.tokens, term.kind, spelled)
 
@@ -361,14 +363,18 @@ def _japanese_terms(run: str, surface: str) -> list[QueryTerm]:
 
 
 def _latin_terms(chunk: str) -> list[QueryTerm]:
-    tokens = [t.term for t in iter_tokens(chunk) if not t.is_cjk]
-    if not tokens:
+    found = [t for t in iter_tokens(chunk) if not t.is_cjk]
+    if not found:
         return []
+    tokens = [t.term for t in found]
     if len(tokens) > 1 and _JOINERS.match(unicodedata.normalize("NFKC", chunk.strip())):
-        return [QueryTerm(tuple(tokens), "phrase")]
+        return [_as_written(QueryTerm(tuple(tokens), "phrase"), chunk.strip())]
+    # Each word keeps the query's spelling ("epoll", not its stem "epol"): a hit says
+    # which of the user's words it holds in the user's words.
+    words = [_as_written(QueryTerm((t.term,), "word"), chunk[t.start : t.end]) for t in found]
     if tokens[0].startswith(OPTION_SIGN):  # an option and its words: the words only back it
-        return [QueryTerm((t,), "word") for t in tokens if t not in _EN_STOP]
-    return [QueryTerm((t,), "word") for t in tokens]
+        return [w for w in words if w.tokens[0] not in _EN_STOP]
+    return words
 
 
 def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
@@ -388,8 +394,8 @@ def plan(text: str, *, max_terms: int = MAX_TERMS) -> QueryPlan:
             and (match.start() == 1 or text[match.start() - 2].isspace())
         )
         if tokens:
-            term = QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word")
-            (excluded if negated else terms).append(_as_written(term, quoted) if negated else term)
+            term = _as_written(QueryTerm(tokens, "phrase" if len(tokens) > 1 else "word"), quoted)
+            (excluded if negated else terms).append(term)
         rest = rest.replace(("-" if negated else "") + match.group(0), " ", 1)
     for chunk in rest.split():
         if _excludes(chunk):

@@ -338,7 +338,7 @@ def make_hit(
         tags=row.tags,
         mode=mode or options.mode,
         explain=explain_for(row.id, evidence, row) if explain_for else None,
-        words_matched=[w.text for w in words if w in held],
+        words_matched=[w.surface or w.text for w in words if w in held],
         words_total=len(words),
         claims=row.claims,
         category=row.category,
