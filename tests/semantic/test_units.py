@@ -85,6 +85,19 @@ def test_heuristic_tags_are_deterministic_and_language_aware() -> None:
     assert tag_key("Churches") == tag_key("church")
 
 
+def test_a_named_files_extension_is_no_keyword() -> None:
+    """An index note whose links are its files' names ("[01-core.md](01-core.md)") is not
+    about "md"; the names' words still count."""
+    index = "\n".join(
+        f"| [{i:02d}-{name}.md]({i:02d}-{name}.md) | {name.title()} |"
+        for i, name in enumerate(["core-concept", "netdev-case", "skb-case", "antipatterns"])
+    )
+    for title in ("Factory Pattern", "工厂模式"):
+        tags = heuristic_tags(title, f"# {title}\n\n{index}\n\nSee README.md and notes.PDF.\n")
+        assert not {"md", "pdf"} & {tag_key(t) for t in tags}, tags
+        assert any("netdev" in tag_key(t) for t in tags), tags
+
+
 def test_the_keyword_idf_table_is_jieba_analyse_s() -> None:
     """Chinese keywords weigh words by jieba's own TF-IDF table, read without importing
     jieba.analyse (which builds a part-of-speech tagger keywords never use): the same

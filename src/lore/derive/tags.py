@@ -23,7 +23,7 @@ from typing import NamedTuple
 from ..ingest.markdown import prose
 from .tokenize import cjk_count, has_cjk, segmenter, terms
 
-TAGS_VERSION = "1"
+TAGS_VERSION = "2"  # 2: no keyword from a named file's extension ("md")
 MAX_NOTE_TAGS = 10
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’\-]*[A-Za-z0-9]|[A-Za-z]")
 _SPLIT = re.compile(r"[^A-Za-z0-9'’\-\s]+")

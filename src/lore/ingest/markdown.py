@@ -170,14 +170,24 @@ def pointer_spans(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in _POINTERS.finditer(text)]
 
 
+# The extension of a file named in the text ("01-intro.md", "report.pdf"): a link's text is
+# often the file's name, and a vault whose index lists its files made "md" its topic.
+_FILE_EXTENSION = re.compile(
+    r"(?<=\w)\.(?:md|markdown|txt|pdf|png|jpe?g|gif|svg|webp|html?|docx?|xlsx?|pptx?|csv"
+    r"|json|ya?ml|toml|zip)\b",
+    re.IGNORECASE,
+)
+
+
 def prose(text: str) -> str:
     """What a note says in its own words: `text` without fenced code, images, URLs, link
-    targets, inline code and HTML tags (link text stays, wikilinks become their text).
-    Keywords and labels come from this: `pdf`, `png` and `include` are not topics."""
+    targets, inline code and HTML tags (link text stays, wikilinks become their text), and
+    without the extensions of the files it names. Keywords and labels come from this:
+    `pdf`, `png`, `md` and `include` are not topics."""
     lines = []
     for line in iter_lines(text, 1):
         if not line.code:
-            lines.append(_NOT_PROSE.sub(" ", line.text))
+            lines.append(_FILE_EXTENSION.sub("", _NOT_PROSE.sub(" ", line.text)))
     return strip_markup("\n".join(lines))
 
 
