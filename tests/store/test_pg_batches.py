@@ -172,3 +172,35 @@ def test_a_rebuild_never_blocks_the_vaults_readers(tmp_path: Path, pg_url: str) 
 
 class _Abandoned(Exception):
     pass
+
+
+def _analysed(store: PostgresStore) -> dict[str, Any]:
+    """When each of the vault's tables was last ANALYZEd by hand (not by autovacuum)."""
+    rows = store.query(
+        "SELECT relname, last_analyze FROM pg_stat_user_tables WHERE schemaname = current_schema()"
+    )
+    return {str(name): when for name, when in rows}
+
+
+def test_a_large_sync_gives_the_planner_its_statistics_a_small_one_does_not(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Right after a first index PostgreSQL had no statistics for the vault's tables until
+    autovacuum came by, and planned searches for empty tables (seconds each at 10k notes):
+    a sync that changes many notes analyses them before it commits; an edit does not."""
+    root = tmp_path / "vault"
+    write_notes(root, 60, "first")
+    with lore.open(root, db=pg_url) as pg:
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        pg.sync()
+        first = _analysed(store)
+        assert first["lex_postings"] is not None and first["notes"] is not None
+        held = store.query(
+            "SELECT count(*) FROM pg_stats WHERE schemaname = current_schema()"
+            " AND tablename = 'lex_postings'"
+        )
+        assert held[0][0] > 0  # the statistics are there for the next reader's plan
+        write_notes(root, 2, "second")  # 2 of 60 notes changed: below the threshold
+        pg.sync()
+        assert _analysed(store) == first

@@ -34,6 +34,7 @@ from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
 from .pg_batch import Batch, Sender
 from .pg_cache import ReadCache
 from .pg_postings import stage_tables
+from .pg_schema import NOTES
 from .sql_base import SqlBase
 
 if TYPE_CHECKING:
@@ -43,6 +44,11 @@ if TYPE_CHECKING:
 
 BUSY_TIMEOUT_MS = 5_000
 SYNC_RANDOM_PAGE_COST = 1.1
+# A write that changes this many notes, and this share of the vault's, refreshes the
+# planner's statistics before it commits (PostgreSQL's own autoanalyze threshold: 50 rows
+# and 10%): see PgBase._refresh_statistics.
+ANALYZE_MIN_NOTES = 50
+ANALYZE_SHARE = 0.1
 URL_SCHEMES = ("postgresql://", "postgres://")
 _NAMESPACE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -133,6 +139,7 @@ class PgBase(SqlBase):
     _sender: Sender  # the thread sending the batch before it, if any
     _staged: bool = False  # this session has the stage tables (lore.store.pg_postings)
     _next_ids: dict[str, int]  # the next id of a table, counted in this transaction
+    _notes_written: int = 0  # notes indexed or dropped in this transaction
     read_cache: ReadCache  # what reads of one generation share (lore.store.pg_lexical)
     _reading: ReadCache | None = None  # read_cache, inside a read snapshot
 
@@ -236,6 +243,7 @@ class PgBase(SqlBase):
                 yield
                 self._send_batch()  # everything written is in before the commit
                 self._advance_sequences()
+                self._refresh_statistics()
             except BaseException:
                 self._staged = False  # stage tables this transaction made are rolled back
                 raise
@@ -244,6 +252,7 @@ class PgBase(SqlBase):
                 # nothing it sends can land after the rollback, outside the transaction.
                 self._sender.settle()
                 self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
+                self._notes_written = 0
             self.execute("UPDATE generation SET n = n + 1")
 
     def lexical(self) -> psycopg.Connection[Any]:
@@ -279,6 +288,8 @@ class PgBase(SqlBase):
         """Documents for a full-text index (lore.store.pg_postings), sent with the batch."""
         if documents:
             self._statements += 1
+            if lx.docs == NOTES.docs:
+                self._notes_written += len(documents)
             self._batch.add_documents(lx, documents)
             self._batch_added()
 
@@ -286,6 +297,7 @@ class PgBase(SqlBase):
         """Delete what is derived from a note (and, with `row`, its row) with the batch,
         before its rows (lore.store.pg_batch.Batch.drop)."""
         self._statements += 1
+        self._notes_written += 1
         if note_id in self._batch.notes:
             self._send_batch()  # the note's new rows held go in first, then they go
         self._batch.drop(note_id, row=row)
@@ -327,6 +339,25 @@ class PgBase(SqlBase):
             first = int(self._scalar(f"SELECT coalesce(max(id), 0) + 1 FROM {table}"))
         self._next_ids[table] = first + n
         return list(range(first, first + n))
+
+    def _refresh_statistics(self) -> None:
+        """After a write that changed many of the vault's notes (a first index, a rebuild,
+        a large sync), ANALYZE the vault's tables in the same transaction, so readers get
+        the new rows and the statistics to plan for them at the same commit. Without them
+        PostgreSQL planned for empty tables until autovacuum came by, a minute or so later:
+        right after a first index of 10k notes, searches took up to 7 s (0.15 s once
+        analysed). ANALYZE reads a sample of each table (30,000 rows by default)."""
+        changed = self._notes_written
+        if changed < ANALYZE_MIN_NOTES:
+            return
+        if changed < ANALYZE_SHARE * int(self._scalar("SELECT count(*) FROM notes")):
+            return
+        tables = self.query(
+            "SELECT c.relname FROM pg_class c WHERE c.relkind = 'r'"
+            " AND c.relnamespace = current_schema()::regnamespace ORDER BY c.relname"
+        )
+        for (name,) in tables:
+            self.execute(f'ANALYZE "{str(name).replace(chr(34), chr(34) * 2)}"')
 
     def _advance_sequences(self) -> None:
         for table, following in sorted(self._next_ids.items()):
