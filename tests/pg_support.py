@@ -171,3 +171,68 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _skip_reason:
         terminalreporter.write_line(f"PostgreSQL tests skipped: {_skip_reason[0]}", yellow=True)
+
+
+MEMORY_TABLES = (
+    "entity_defs",
+    "entity_aliases",
+    "entity_edges",
+    "entity_mentions",
+    "memory_entries",
+)
+
+
+def dump_pg_index(store: Any) -> dict[str, Any]:
+    """What tests/conftest.py `dump_index` gives for an SQLite index, read from a vault's
+    schema in PostgreSQL (`store`: its PostgresStore): the same keys, every row keyed by its
+    note's path; the full text is the postings and per-field documents in place of FTS5's
+    vocabulary, and the terms' statistics with them."""
+    rows = store.query
+    paths = {int(i): str(p) for i, p in rows("SELECT id, path FROM notes")}
+    memory = {
+        table: sorted((paths[int(r[0])], *r[1:]) for r in rows(f"SELECT * FROM {table}"))
+        for table in MEMORY_TABLES
+    }
+    return {
+        "memory": memory,
+        "notes": [
+            list(r)
+            for r in rows(
+                "SELECT path, title, title_source, date, date_source, mtime_ns, size, hash,"
+                " frontmatter, headings, summary, body, body_line, priority, status, truncated"
+                " FROM notes ORDER BY path"
+            )
+        ],
+        "tags": sorted(
+            (paths[int(n)], *r)
+            for n, *r in rows("SELECT note_id, tag, tag_key, origin, position FROM tags")
+        ),
+        "links": sorted(
+            (paths[int(n)], *r) for n, *r in rows("SELECT note_id, target, target_key FROM links")
+        ),
+        "fts": sorted(
+            (paths[int(n)], *r)
+            for n, *r in rows(
+                "SELECT p.note_id, t.term, p.len, p.tf_title, p.tf_tags, p.tf_summary, p.tf_body"
+                " FROM lex_postings p JOIN lex_terms t ON t.id = p.term_id"
+            )
+        ),
+        "fts_docs": sorted(
+            (paths[int(n)], *r)
+            for n, *r in rows("SELECT note_id, len, title, tags, summary, body FROM lex_docs")
+        ),
+        "lex_terms": rows(
+            "SELECT term, df, df_title, df_tags, df_summary, df_body FROM lex_terms"
+            " WHERE df > 0 ORDER BY term"
+        ),
+        "lex_stats": rows("SELECT docs, tokens FROM lex_stats"),
+        "term_df": rows("SELECT term, df FROM term_df ORDER BY term"),
+        "meta": {
+            str(k): str(v)
+            for k, v in rows("SELECT key, value FROM meta")
+            if k not in ("last_sync", "vault_root")
+        },
+        "note_llm": sorted(
+            (paths.get(int(r[0]), f"<{r[0]}>"), *r[1:]) for r in rows("SELECT * FROM note_llm")
+        ),
+    }

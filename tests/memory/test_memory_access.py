@@ -18,6 +18,8 @@ from lore.cli import main
 from lore.memory.access import Access, _patterns, access_for
 from lore.memory.settings import MemorySettings
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
+
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
 

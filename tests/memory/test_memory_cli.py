@@ -4,7 +4,6 @@ error lines, plus one real run of the installed console script."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,10 +12,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import json_strict
+from conftest import child_env, json_strict
 from memory_support import write
 
 from lore.cli import main
+
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 
 MakeVault = Callable[..., Path]
 LORE = Path(sys.executable).parent / "lore"
@@ -134,7 +135,7 @@ def test_commands_have_help() -> None:
 
 @pytest.mark.skipif(not LORE.exists(), reason="console script not installed")
 def test_real_process_remember_then_lookup(vault: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
+    env = child_env()
     wrote = subprocess.run(
         [str(LORE), "remember", "子进程写入的结论 PX-42", "--vault", str(vault), "--json"],
         capture_output=True,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import first_index
+from conftest import child_env, first_index
 from hypothesis import given
 from hypothesis import strategies as st
 from memory_support import ChatScript, chat_server, digest_answer, write
@@ -27,6 +27,8 @@ from lore.memory.digest import read_transcript
 from lore.memory.digest_llm import DIGEST_PROMPT_VERSION, DIGEST_SYSTEM, MAX_ITEMS, validate
 from lore.memory.extract import extract
 from lore.providers.base import ProviderError
+
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 
 MakeVault = Callable[..., Path]
 MODEL = "scripted-chat"
@@ -60,7 +62,7 @@ GOOD = digest_answer(
 @pytest.fixture(autouse=True)
 def no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in os.environ:
-        if name.startswith("LORE_"):
+        if name.startswith("LORE_") and name != "LORE_DB":  # LORE_DB: this test's backend
             monkeypatch.delenv(name, raising=False)
 
 
@@ -76,15 +78,13 @@ def root(make_vault: MakeVault) -> Path:
 
 
 def llm_env(url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
-    env.update(
+    return child_env(
         LORE_LLM_PROVIDER="openai",
         LORE_LLM_BASE_URL=url,
         LORE_LLM_MODEL=MODEL,
         LORE_LLM_TIMEOUT="5",
         LORE_LLM_BACKOFF="0",  # the retries are still made, without sleeping
     )
-    return env
 
 
 def lore_cli(url: str, *args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,8 @@ import lore
 from lore.memory import recall
 from lore.memory.recall import passages
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
+
 MakeVault = Callable[..., Path]
 
 FILES = {

@@ -15,6 +15,8 @@ import lore
 from lore.config import LoreSettings
 from lore.settings import SettingsSource
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
+
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
 
