@@ -5,6 +5,7 @@ hands the URL to the client as given (a file would be made absolute)."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
-from mcp_support import call, sample_vault
+from mcp_support import SAMPLE, call
 
 from lore.cli import main
 
@@ -23,7 +24,8 @@ LORE = Path(sys.executable).parent / "lore"
 async def test_the_stdio_server_answers_from_a_postgresql_index(
     tmp_path: Path, pg_url: str
 ) -> None:
-    vault = sample_vault(tmp_path)
+    vault = tmp_path / "sample"
+    shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".lore"))
     subprocess.run(
         [str(LORE), "index", str(vault), "--db", pg_url], check=True, capture_output=True
     )

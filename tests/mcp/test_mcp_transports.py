@@ -14,8 +14,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import child_env
 from mcp import Client, StdioServerParameters
-from mcp_support import call, call_error, sample_notes, sample_vault
+from mcp_support import (  # noqa: F401 - indexed_sample, sample_fixture: fixtures
+    Sample,
+    call,
+    call_error,
+    indexed_sample,
+    sample_fixture,
+)
 
 from lore.cli import main
 
@@ -24,12 +31,16 @@ CORE = ["search", "read_note", "list_tags", "status"]
 
 
 @pytest.mark.anyio
-async def test_stdio_subprocess(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
-    params = StdioServerParameters(command=str(LORE), args=["mcp", "--vault", str(vault)])
+async def test_stdio_subprocess(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
+    # The SDK starts the server with a few variables of its own (HOME, PATH): this test's
+    # are given, so the server's index is the one of the backend the test runs on (LORE_DB).
+    params = StdioServerParameters(
+        command=str(LORE), args=["mcp", "--vault", str(vault)], env=child_env()
+    )
     with tempfile.TemporaryFile("w+") as errlog:
         async with Client(params) as client:
-            assert f"{sample_notes()} notes" in (client.instructions or "")
+            assert f"{sample.notes} notes" in (client.instructions or "")
             names = [tool.name for tool in (await client.list_tools()).tools]
             assert names == [*CORE, "lookup", "recent", "context", "snapshot"]
             data = await call(client, "search", {"q": "JIRA-1234", "limit": 2})
@@ -72,8 +83,8 @@ def _post(url: str, headers: dict[str, str]) -> tuple[int, str]:
 
 
 @pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[str]:
-    vault = sample_vault(tmp_path)
+def http_server(sample: Sample, tmp_path: Path) -> Iterator[str]:
+    vault = sample.copy(tmp_path)
     proc = subprocess.Popen(
         [str(LORE), "mcp", "--http", "--port", "0", "--vault", str(vault)],
         stdin=subprocess.DEVNULL,
@@ -117,10 +128,10 @@ def test_http_refuses_foreign_host_and_origin(http_server: str) -> None:
     assert other_local == 403
 
 
-def test_http_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
+def test_http_port_in_use_is_a_one_line_error(sample: Sample, tmp_path: Path) -> None:
     import socket
 
-    vault = sample_vault(tmp_path)
+    vault = sample.copy(tmp_path)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
