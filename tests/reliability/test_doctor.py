@@ -13,10 +13,9 @@ from pathlib import Path
 import embed_server as es
 import pytest
 import reliability_harness as h
+from backend_index import doctor, index_rows, index_url, make_vault, run_repair, sql
 from click.testing import CliRunner
-from conftest import PgServer, lore_namespace
-from doctor_support import doctor, index_url, make_vault, run_repair, sql
-from pg_support import schema_rows
+from conftest import PgServer
 
 import lore
 from lore.cli import main
@@ -35,14 +34,6 @@ def vault(tmp_path: Path) -> Path:
 def pg(backend: str, request: pytest.FixtureRequest) -> PgServer | None:
     """The test server (its psql runs the resets doctor prints), on PostgreSQL."""
     return None if backend == "sqlite" else request.getfixturevalue("pg_server")
-
-
-def everything(vault: Path) -> object:
-    """Every row the index holds, read without lore."""
-    url = index_url()
-    if url is not None:
-        return schema_rows(url, lore_namespace(vault))
-    return h.full_dump(vault / ".lore" / "index.sqlite")
 
 
 def test_a_healthy_index_passes_every_check(vault: Path, backend: str) -> None:
@@ -68,10 +59,10 @@ def test_a_healthy_index_passes_every_check(vault: Path, backend: str) -> None:
 def test_doctor_changes_nothing(vault: Path, backend: str) -> None:
     sql(vault, LOSE_FTS_ROW[backend])
     (vault / "notes" / "000" / "n00001.md").unlink()
-    before = everything(vault)
+    before = index_rows(vault)
     for _ in range(2):
         assert not doctor(vault).ok
-    assert everything(vault) == before
+    assert index_rows(vault) == before
 
 
 LOSE_FTS_ROW = {

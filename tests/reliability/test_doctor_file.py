@@ -15,8 +15,8 @@ from pathlib import Path
 
 import apsw
 import pytest
+from backend_index import doctor, make_vault, run_repair, sql
 from click.testing import CliRunner
-from doctor_support import doctor, make_vault, run_repair, sql
 
 import lore
 from lore.cli import main

@@ -18,15 +18,14 @@ from typing import Any
 import apsw
 import pytest
 import reliability_harness as h
+from backend_index import index_url, shown_index, sql
 from click.testing import CliRunner
 from conftest import lore_namespace, one_line_naming
-from doctor_support import index_url, sql
 from pg_support import schema_rows
 
 import lore
 import lore.store.sqlite as sqlite_mod
 from lore.cli import main
-from lore.store.pg_base import redacted
 from lore.store.pg_schema import SCHEMA_VERSION as PG_SCHEMA_VERSION
 from lore.store.schema import MIGRATIONS, SCHEMA_VERSION
 from lore.store.sqlite import TOKENIZER_VERSION
@@ -177,12 +176,6 @@ def index_state(root: Path) -> object:
     if url is not None:
         return schema_rows(url, lore_namespace(root))
     return {p.name: p.read_bytes() for p in sorted((root / ".lore").iterdir())}
-
-
-def shown_index(root: Path) -> str:
-    """How lore names the index in a message: the file, or the URL without its password."""
-    url = index_url()
-    return redacted(url) if url else str(root / ".lore" / "index.sqlite")
 
 
 def test_a_newer_index_is_refused_and_left_alone(newer_index: Path, backend: str) -> None:

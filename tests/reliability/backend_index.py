@@ -1,6 +1,7 @@
-"""What the `lore doctor` tests share: a generated vault indexed on the test's backend,
-damage done behind lore's back (to the index file, or to the vault's schema in the
-database LORE_DB names), and the repair doctor prints, run as a user would paste it."""
+"""A test vault's index on the backend the test runs on (on_backend: LORE_DB names a
+PostgreSQL database, else the index is the vault's own file), reached behind lore's back:
+read whole, damaged, named as lore names it; and doctor's repairs, run as a user would
+paste them. Shared by the doctor, upgrade and concurrency tests."""
 
 from __future__ import annotations
 
@@ -14,15 +15,31 @@ import apsw
 import reliability_harness as h
 from click.testing import CliRunner
 from conftest import PgServer, lore_namespace
+from pg_support import schema_rows
 
 import lore
 from lore.cli import main
+from lore.store.pg_base import redacted
 
 
 def index_url() -> str | None:
     """The database this test's vaults are indexed in (on_backend), None on SQLite."""
     url = os.environ.get("LORE_DB", "")
     return url if url.startswith("postgresql") else None
+
+
+def index_rows(root: Path) -> object:
+    """Every row the index of the vault `root` holds, read without lore."""
+    url = index_url()
+    if url is not None:
+        return schema_rows(url, lore_namespace(root))
+    return h.full_dump(root / ".lore" / "index.sqlite")
+
+
+def shown_index(root: Path) -> str:
+    """How lore names the index in a message: the file, or the URL without its password."""
+    url = index_url()
+    return redacted(url) if url else str(root / ".lore" / "index.sqlite")
 
 
 def make_vault(root: Path) -> Path:
