@@ -17,8 +17,6 @@ from memory_support import write
 
 from lore.cli import main
 
-pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
-
 MakeVault = Callable[..., Path]
 LORE = Path(sys.executable).parent / "lore"
 
@@ -42,7 +40,8 @@ def error_line(result: Result, *named: str) -> None:
 
 
 @pytest.fixture
-def vault(make_vault: MakeVault) -> Path:
+def vault(make_vault: MakeVault, on_backend: str) -> Path:
+    """The memory vault, indexed by `lore index` on SQLite or on PostgreSQL."""
     root = write(make_vault())
     assert run("index", root).exit_code == 0
     return root

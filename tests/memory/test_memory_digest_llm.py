@@ -28,8 +28,6 @@ from lore.memory.digest_llm import DIGEST_PROMPT_VERSION, DIGEST_SYSTEM, MAX_ITE
 from lore.memory.extract import extract
 from lore.providers.base import ProviderError
 
-pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
-
 MakeVault = Callable[..., Path]
 MODEL = "scripted-chat"
 METHOD = f"llm:openai:{MODEL}"
@@ -73,7 +71,9 @@ def server() -> Iterator[tuple[str, ChatScript]]:
 
 
 @pytest.fixture
-def root(make_vault: MakeVault) -> Path:
+def root(make_vault: MakeVault, on_backend: str) -> Path:
+    """The memory vault, indexed on SQLite or on PostgreSQL: each test that uses it runs on
+    both (the answers' validation below runs once)."""
     return first_index(write(make_vault()))
 
 

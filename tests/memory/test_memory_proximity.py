@@ -12,8 +12,6 @@ import lore
 from lore.memory import recall
 from lore.memory.recall import passages
 
-pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
-
 MakeVault = Callable[..., Path]
 
 FILES = {
@@ -62,6 +60,7 @@ def ranked(root: Path, query: str) -> list[str]:
     return [h.path for h in result.hits]
 
 
+@pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 def test_the_line_that_holds_the_question_wins(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
