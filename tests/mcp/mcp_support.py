@@ -1,4 +1,4 @@
-"""Helpers for the MCP tests: a copy of the sample vault (indexed once per module and
+"""Helpers for the MCP tests: a copy of the sample vault (indexed once per session and
 backend, then copied with its index, so each test gets its own files and its own index:
 SQLite file or PostgreSQL database) and an in-process MCP client session over the SDK's
 in-memory transport pair."""
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PgServer, copy_indexed_vault, isolated_module
+from conftest import PgServer, copy_indexed_vault, isolated_module, new_database
 from mcp import Client
 
 import lore
@@ -39,22 +39,33 @@ class Sample:
         return copy_indexed_vault(self.source, dest / "sample", self.db, self.server)
 
 
-@pytest.fixture(scope="module")
-def indexed_sample(
+@pytest.fixture(scope="session")
+def indexed_samples() -> dict[str, Sample]:
+    """The sample indexed on each backend, once for the session (this worker's): every
+    MCP module reads the same one, copying it per test."""
+    return {}
+
+
+@pytest.fixture(scope="module", name="indexed_sample")
+def indexed_sample_fixture(
     backend: str,
-    backend_db: Any,
+    indexed_samples: dict[str, Sample],
     tmp_path_factory: pytest.TempPathFactory,
     user_cache: Path,
     request: pytest.FixtureRequest,
 ) -> Sample:
-    base = tmp_path_factory.mktemp("mcp-sample")
-    vault = base / "sample"
-    shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".lore"))
-    db = None if backend == "sqlite" else str(backend_db)
-    server = request.getfixturevalue("pg_server") if db is not None else None
-    with isolated_module(base, user_cache), lore.open(vault, db=db) as opened:
-        opened.sync()
-        return Sample(vault, db, server, opened.status().notes)
+    """The sample on this module's backend: on PostgreSQL a database of its own, kept
+    for the session (the session's server is deleted with everything in it)."""
+    if backend not in indexed_samples:
+        base = tmp_path_factory.mktemp("mcp-sample")
+        vault = base / "sample"
+        shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".lore"))
+        server = request.getfixturevalue("pg_server") if backend != "sqlite" else None
+        db = new_database(server) if server is not None else None
+        with isolated_module(base, user_cache), lore.open(vault, db=db) as opened:
+            opened.sync()
+            indexed_samples[backend] = Sample(vault, db, server, opened.status().notes)
+    return indexed_samples[backend]
 
 
 @pytest.fixture(name="sample")

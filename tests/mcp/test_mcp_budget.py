@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from mcp_support import (  # noqa: F401 - indexed_sample, sample_fixture: fixtures
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     Sample,
     call,
     call_error,
-    indexed_sample,
+    indexed_sample_fixture,
+    indexed_samples,
     sample_fixture,
 )
 

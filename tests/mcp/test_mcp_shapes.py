@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 from conftest import build_vault, child_env
-from mcp_support import (  # noqa: F401 - indexed_sample, sample_fixture: fixtures
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     Sample,
     call,
     connect,
-    indexed_sample,
+    indexed_sample_fixture,
+    indexed_samples,
     sample_fixture,
 )
 

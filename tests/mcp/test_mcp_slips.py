@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import (  # noqa: F401 - indexed_sample, sample_fixture: fixtures
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     Sample,
     call,
     call_error,
     connect,
-    indexed_sample,
+    indexed_sample_fixture,
+    indexed_samples,
     sample_fixture,
 )
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcp_support import (  # noqa: F401 - indexed_sample, sample_fixture: fixtures
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     Sample,
     call,
     call_error,
     connect,
-    indexed_sample,
+    indexed_sample_fixture,
+    indexed_samples,
     sample_fixture,
 )
 from write_lock import short_busy_wait, write_lock_held

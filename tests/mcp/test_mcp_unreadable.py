@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 from conftest import first_index, isolated_module
-from mcp_support import (  # noqa: F401 - indexed_sample, sample_fixture: fixtures
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     SAMPLE,
     Sample,
     call_error,
     connect,
-    indexed_sample,
+    indexed_sample_fixture,
+    indexed_samples,
     sample_fixture,
 )
 
