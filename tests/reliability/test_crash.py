@@ -5,12 +5,14 @@ vaults. Each trial is checked by reliability_harness.verify: the index opens, ho
 or the new state of the files (never a mix), doctor says which, and the next sync ends in
 the new state with nothing lost.
 
-The harness trials run on SQLite only: each puts the saved bytes of the index file back
-(and its WAL away) before the next kill, and what a kill can tear there is the file's own
-(its journal, half-written pages, the semantic refresh after the commit in the same file).
-On PostgreSQL a killed client is a dropped connection the server rolls back: the first test
-below kills a sync and a rebuild inside their transaction on both backends, and
-tests/store/test_pg_faults.py drops the connection from the server's side.
+The kill trials run on SQLite only: each puts the saved bytes of the index file back (and
+its WAL away) before the next kill, and what a kill can tear there is the file's own (its
+journal, half-written pages, the semantic refresh after the commit in the same file);
+`lore embed` killed resumes from the file's bytes too, and `lore remember` killed is about
+the daily note it appends to. On PostgreSQL a killed client is a dropped connection the
+server rolls back: the first test below kills a sync and a rebuild inside their
+transaction on both backends, and tests/store/test_pg_faults.py drops the connection from
+the server's side.
 """
 
 from __future__ import annotations
