@@ -23,7 +23,6 @@ from pg_support import (  # noqa: F401
     PgServer,
     clone_database,
     drop_database,
-    dump_pg_index,
     new_database,
     pg_server,
     pg_url,
@@ -325,31 +324,6 @@ def _note_llm_rows(con: apsw.Connection, id_to_path: dict[int, str]) -> list[tup
 @pytest.fixture
 def index_dump() -> Callable[[Path], dict[str, Any]]:
     return dump_index
-
-
-def dump_vault(vault: lore.Vault) -> dict[str, Any]:
-    """`dump_index` of the vault's index on either backend (pg_support.dump_pg_index)."""
-    if vault.store.engine()["backend"] == "sqlite":
-        return dump_index(Path(vault.db_path))
-    return dump_pg_index(vault.store)
-
-
-def another_index(tmp_path: Path) -> str:
-    """`db=` for a second, empty index of a vault, on this test's backend: a file of its
-    own, or another namespace (`vault=`) in the test's database (LORE_DB, from on_backend)."""
-    url = os.environ.get("LORE_DB", "")
-    if url.startswith("postgresql"):
-        return f"{url}{'&' if '?' in url else '?'}vault=another"
-    return str(tmp_path / "another" / "index.sqlite")
-
-
-def child_env(**settings: str) -> dict[str, str]:
-    """The environment of a `lore` child process: this test's, with no LORE_* setting but
-    `settings` and LORE_DB, which names the index of the backend the test runs on
-    (on_backend)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_") or k == "LORE_DB"}
-    env.update(settings)
-    return env
 
 
 def one_line_naming(text: str, *names: str) -> None:

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_vault, child_env
+from backend_support import child_env
+from conftest import build_vault
 from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     Sample,
     call,

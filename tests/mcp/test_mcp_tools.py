@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from backend_support import short_busy_wait, write_lock_held
 from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     Sample,
     call,
@@ -14,7 +15,6 @@ from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     indexed_samples,
     sample_fixture,
 )
-from write_lock import short_busy_wait, write_lock_held
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from backend_support import child_env
 from click.testing import CliRunner
-from conftest import child_env, drop_database, isolated_module, new_database
+from conftest import drop_database, isolated_module, new_database
 from mcp import Client, StdioServerParameters
 from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
     Sample,

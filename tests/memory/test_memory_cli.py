@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_support import child_env
 from click.testing import CliRunner, Result
-from conftest import child_env, json_strict
+from conftest import json_strict
 from memory_support import write
 
 from lore.cli import main

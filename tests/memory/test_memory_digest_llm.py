@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_support import child_env
 from click.testing import CliRunner
-from conftest import child_env, first_index
+from conftest import first_index
 from hypothesis import given
 from hypothesis import strategies as st
 from memory_support import ChatScript, chat_server, digest_answer, write

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import another_index, dump_vault, write_files
+from backend_support import another_index, dump_vault
+from conftest import write_files
 from memory_support import write
 
 import lore

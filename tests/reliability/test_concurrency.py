@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import reliability_harness as h
 from backend_index import index_rows, index_url, shown_index
+from backend_support import short_busy_wait, write_lock_held
 from click.testing import CliRunner
 from conftest import lore_namespace
-from write_lock import short_busy_wait, write_lock_held
 
 import lore
 from lore.cli import main

@@ -18,8 +18,9 @@ from typing import Any
 
 import fuzz_targets as ft
 import pytest
+from backend_support import child_env
 from click.testing import CliRunner
-from conftest import child_env, isolated_module, json_strict, one_line_naming
+from conftest import isolated_module, json_strict, one_line_naming
 from fuzz_targets import RAW_CONTROL, SECRET
 from hypothesis import example, given, settings
 

@@ -1,7 +1,9 @@
-"""Another process's write lock on a vault's index, on either backend: SQLite's is the
-file's write transaction (BEGIN IMMEDIATE), PostgreSQL's the advisory lock of the vault's
-namespace that every sync takes (lore.store.pg_base.lock_key). What a test of "index
-busy" needs: hold it, make lore's wait for it short, let it go."""
+"""Helpers for tests that run on both backends (tests/conftest.py's `backend` and
+`on_backend`): the index dumped whole on either, a second index of a vault, the
+environment of a `lore` child process, and another process's write lock on a vault's
+index: SQLite's is the file's write transaction (BEGIN IMMEDIATE), PostgreSQL's the
+advisory lock of the vault's namespace that every sync takes (lore.store.pg_base.lock_key).
+"""
 
 from __future__ import annotations
 
@@ -14,10 +16,37 @@ from typing import Any
 
 import apsw
 import pytest
-from conftest import lore_namespace
+from conftest import dump_index, lore_namespace
+from pg_support import dump_pg_index
 
+import lore
 import lore.store.sqlite as sqlite_mod
 from lore.store.pg_base import PgBase, lock_key
+
+
+def dump_vault(vault: lore.Vault) -> dict[str, Any]:
+    """`dump_index` of the vault's index on either backend (pg_support.dump_pg_index)."""
+    if vault.store.engine()["backend"] == "sqlite":
+        return dump_index(Path(vault.db_path))
+    return dump_pg_index(vault.store)
+
+
+def another_index(tmp_path: Path) -> str:
+    """`db=` for a second, empty index of a vault, on this test's backend: a file of its
+    own, or another namespace (`vault=`) in the test's database (LORE_DB, from on_backend)."""
+    url = os.environ.get("LORE_DB", "")
+    if url.startswith("postgresql"):
+        return f"{url}{'&' if '?' in url else '?'}vault=another"
+    return str(tmp_path / "another" / "index.sqlite")
+
+
+def child_env(**settings: str) -> dict[str, str]:
+    """The environment of a `lore` child process: this test's, with no LORE_* setting but
+    `settings` and LORE_DB, which names the index of the backend the test runs on
+    (on_backend)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_") or k == "LORE_DB"}
+    env.update(settings)
+    return env
 
 
 def short_busy_wait(monkeypatch: pytest.MonkeyPatch, ms: int) -> None:
