@@ -101,6 +101,18 @@ def on_backend(
     drop_database(server, url)
 
 
+@pytest.fixture
+def on_module_backend(
+    backend: str, backend_db: Any, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """For tests that read a module-scoped vault indexed with `db=None if backend ==
+    "sqlite" else backend_db`: every vault this test opens without `db=` is indexed there
+    (the vault's own file, or the module's database: LORE_DB)."""
+    if backend != "sqlite":
+        monkeypatch.setenv("LORE_DB", str(backend_db))
+    return backend
+
+
 @pytest.fixture(scope="session")
 def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One user cache folder for the session: the segmenter's compiled dictionary

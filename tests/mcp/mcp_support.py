@@ -1,19 +1,20 @@
-"""Helpers for the MCP tests: a copy of the sample vault (indexed once per test run, then
-copied with its index, so each test gets its own files and its own SQLite file) and an
-in-process MCP client session over the SDK's in-memory transport pair."""
+"""Helpers for the MCP tests: a copy of the sample vault (indexed once per session and
+backend, then copied with its index, so each test gets its own files and its own index:
+SQLite file or PostgreSQL database) and an in-process MCP client session over the SDK's
+in-memory transport pair."""
 
 from __future__ import annotations
 
-import atexit
-import functools
 import json
 import shutil
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+from conftest import PgServer, copy_indexed_vault, isolated_module, new_database
 from mcp import Client
 
 import lore
@@ -23,27 +24,54 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "vault"
 
 
-@functools.cache
-def _indexed_sample() -> tuple[Path, int]:
-    base = Path(tempfile.mkdtemp(prefix="lore-mcp-sample-"))
-    atexit.register(shutil.rmtree, base, True)
-    vault = base / "vault"
-    shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".lore"))
-    with lore.open(vault) as opened:
-        opened.sync()
-        return vault, opened.status().notes
+@dataclass(frozen=True)
+class Sample:
+    """examples/vault indexed once on one backend: `copy(dest)` is a private, already
+    indexed copy of it at dest/sample (its index: a file in .lore, or on PostgreSQL the
+    database LORE_DB names, cloned from `db`)."""
+
+    source: Path
+    db: str | None
+    server: PgServer | None
+    notes: int  # how many notes the library indexes in it
+
+    def copy(self, dest: Path) -> Path:
+        return copy_indexed_vault(self.source, dest / "sample", self.db, self.server)
 
 
-def sample_notes() -> int:
-    """How many notes the library indexes in the sample vault."""
-    return _indexed_sample()[1]
+@pytest.fixture(scope="session")
+def indexed_samples() -> dict[str, Sample]:
+    """The sample indexed on each backend, once for the session (this worker's): every
+    MCP module reads the same one, copying it per test."""
+    return {}
 
 
-def sample_vault(dest: Path) -> Path:
-    """A private, already indexed copy of examples/vault under `dest`."""
-    target = dest / "sample"
-    shutil.copytree(_indexed_sample()[0], target)
-    return target
+@pytest.fixture(scope="module", name="indexed_sample")
+def indexed_sample_fixture(
+    backend: str,
+    indexed_samples: dict[str, Sample],
+    tmp_path_factory: pytest.TempPathFactory,
+    user_cache: Path,
+    request: pytest.FixtureRequest,
+) -> Sample:
+    """The sample on this module's backend: on PostgreSQL a database of its own, kept
+    for the session (the session's server is deleted with everything in it)."""
+    if backend not in indexed_samples:
+        base = tmp_path_factory.mktemp("mcp-sample")
+        vault = base / "sample"
+        shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".lore"))
+        server = request.getfixturevalue("pg_server") if backend != "sqlite" else None
+        db = new_database(server) if server is not None else None
+        with isolated_module(base, user_cache), lore.open(vault, db=db) as opened:
+            opened.sync()
+            indexed_samples[backend] = Sample(vault, db, server, opened.status().notes)
+    return indexed_samples[backend]
+
+
+@pytest.fixture(name="sample")
+def sample_fixture(indexed_sample: Sample, on_backend: str) -> Sample:
+    """The indexed sample vault on the backend this test runs on (on_backend)."""
+    return indexed_sample
 
 
 @asynccontextmanager

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from mcp_support import call, call_error, sample_vault
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
+    Sample,
+    call,
+    call_error,
+    indexed_sample_fixture,
+    indexed_samples,
+    sample_fixture,
+)
 
 import lore
 from lore.mcp.server import LoreServer
@@ -16,9 +23,9 @@ from lore.retrieve.budget import QueryCosts
 pytestmark = pytest.mark.anyio
 
 
-async def test_search_budget_ms_says_what_was_skipped(tmp_path: Path) -> None:
+async def test_search_budget_ms_says_what_was_skipped(sample: Sample, tmp_path: Path) -> None:
     now = [0.0]
-    with lore.open(sample_vault(tmp_path)) as vault:
+    with lore.open(sample.copy(tmp_path)) as vault:
         # A frozen clock: only the estimates decide. The sample vault runs in mode4, so
         # the snippets are the one part a budget can drop.
         vault.query_costs = QueryCosts(clock=lambda: now[0], estimates_ms={"snippet": 50.0})

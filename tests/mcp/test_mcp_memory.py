@@ -8,7 +8,15 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_support import call, call_error, connect, sample_vault
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
+    Sample,
+    call,
+    call_error,
+    connect,
+    indexed_sample_fixture,
+    indexed_samples,
+    sample_fixture,
+)
 
 import lore
 
@@ -17,8 +25,8 @@ pytestmark = pytest.mark.anyio
 MEMORY = ["lookup", "recent", "context", "snapshot"]
 
 
-async def test_memory_tools_are_listed_read_only(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_memory_tools_are_listed_read_only(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         instructions = client.instructions or ""
     assert [name for name in tools if name in MEMORY] == MEMORY
@@ -31,8 +39,8 @@ async def test_memory_tools_are_listed_read_only(tmp_path: Path) -> None:
     assert tools["context"].input_schema["required"] == ["task"]
 
 
-async def test_lookup_names_its_level(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_lookup_names_its_level(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         by_alias = await call(client, "lookup", {"name": "zs"})
         assert by_alias["level"] == "L1" and by_alias["found"] is True
         assert by_alias["entity"]["name"] == "张三"
@@ -44,8 +52,8 @@ async def test_lookup_names_its_level(tmp_path: Path) -> None:
         assert [t[:2] for t in unknown["tried"]] == ["L1", "L2", "L3"]
 
 
-async def test_recent_context_snapshot(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_recent_context_snapshot(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     with lore.open(vault) as opened:
         expected_snapshot = opened.snapshot().to_dict()
         expected_context = opened.context("客户去重 v2 上线", budget=1024).to_dict()
@@ -65,8 +73,8 @@ async def test_recent_context_snapshot(tmp_path: Path) -> None:
         assert "budget" in await call_error(client, "context", {"task": "x", "budget": 10})
 
 
-async def test_remember_is_offered_only_with_allow_write(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_remember_is_offered_only_with_allow_write(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     async with connect(vault, allow_write=True) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert "- remember:" in (client.instructions or "")
@@ -80,8 +88,8 @@ async def test_remember_is_offered_only_with_allow_write(tmp_path: Path) -> None
     assert tools["remember"].input_schema["required"] == ["text"]
 
 
-async def test_remember_writes_indexes_and_is_found_at_once(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_remember_writes_indexes_and_is_found_at_once(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     async with connect(vault, allow_write=True) as client:
         memory = await call(
             client,
@@ -122,11 +130,11 @@ async def test_remember_writes_indexes_and_is_found_at_once(tmp_path: Path) -> N
         assert "`trust` must be one of confirmed, inferred, imported" in bad
 
 
-async def test_two_clients_search_while_a_third_remembers(tmp_path: Path) -> None:
+async def test_two_clients_search_while_a_third_remembers(sample: Sample, tmp_path: Path) -> None:
     """Three agents, each with its own server and its own connection to the same vault and
     index file: two keep searching while the third writes; no call fails, no entry is lost,
     and every entry is found by search once its remember call has returned."""
-    vault = sample_vault(tmp_path)
+    vault = sample.copy(tmp_path)
     written: list[str] = []
     failures: list[str] = []
     checks: list[str] = []

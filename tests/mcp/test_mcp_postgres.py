@@ -1,40 +1,20 @@
-"""`lore mcp --db postgresql://…` (issue 15): the URL names a database, never a path. The
-stdio server answers from the vault's index in a real PostgreSQL server, and --print-config
-hands the URL to the client as given (a file would be made absolute)."""
+"""`lore mcp --db postgresql://…` (issue 15): the URL names a database, never a path:
+--print-config hands the URL to the client as given (a file would be made absolute). The
+servers themselves answer from PostgreSQL in every MCP test (test_mcp_transports.py's
+stdio server with --db)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from mcp import Client, StdioServerParameters
-from mcp_support import call, sample_vault
 
 from lore.cli import main
 
 LORE = Path(sys.executable).parent / "lore"
-
-
-@pytest.mark.anyio
-async def test_the_stdio_server_answers_from_a_postgresql_index(
-    tmp_path: Path, pg_url: str
-) -> None:
-    vault = sample_vault(tmp_path)
-    subprocess.run(
-        [str(LORE), "index", str(vault), "--db", pg_url], check=True, capture_output=True
-    )
-    params = StdioServerParameters(
-        command=str(LORE), args=["mcp", "--vault", str(vault), "--db", pg_url]
-    )
-    async with Client(params) as client:
-        data = await call(client, "search", {"q": "JIRA-1234", "limit": 2})
-        assert data["hits"] and "JIRA-1234" in json.dumps(data, ensure_ascii=False)
-        status = await call(client, "status", {})
-        assert status["db"].startswith("postgresql://")
 
 
 def test_print_config_keeps_a_database_url(tmp_path: Path, pg_url: str) -> None:

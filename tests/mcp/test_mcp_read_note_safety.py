@@ -8,7 +8,15 @@ import os
 from pathlib import Path
 
 import pytest
-from mcp_support import call, call_error, connect, sample_notes, sample_vault
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
+    Sample,
+    call,
+    call_error,
+    connect,
+    indexed_sample_fixture,
+    indexed_samples,
+    sample_fixture,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -16,8 +24,8 @@ SECRET = "TOP-SECRET-OUTSIDE-THE-VAULT"
 
 
 @pytest.fixture
-def vault_and_secret(tmp_path: Path) -> tuple[Path, Path]:
-    vault = sample_vault(tmp_path)
+def vault_and_secret(sample: Sample, tmp_path: Path) -> tuple[Path, Path]:
+    vault = sample.copy(tmp_path)
     secret = tmp_path / "secret.md"  # a Markdown file right beside the vault
     secret.write_text(f"# Secret\n\n{SECRET}\n", encoding="utf-8")
     return vault, secret
@@ -72,22 +80,22 @@ async def test_absolute_paths_are_refused(vault_and_secret: tuple[Path, Path], p
     assert "absolute path" in message and "relative to the vault" in message
 
 
-async def test_absolute_path_of_a_real_note_is_refused_too(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_absolute_path_of_a_real_note_is_refused_too(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     async with connect(vault) as client:
         message = await call_error(client, "read_note", {"path": str(vault / "rules" / "x.md")})
     assert "absolute path" in message
 
 
 @pytest.mark.parametrize("path", ["rules/\x00.md", "\x00", "rules/客户去重规则 v2.md\x00.txt"])
-async def test_nul_is_refused(tmp_path: Path, path: str) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_nul_is_refused(sample: Sample, tmp_path: Path, path: str) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(client, "read_note", {"path": path})
     assert "NUL" in message
 
 
-async def test_url_encoded_nul_is_refused(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_url_encoded_nul_is_refused(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(client, "read_note", {"path": "rules/%00.md"})
     assert "NUL" in message
 
@@ -111,22 +119,24 @@ async def test_symlinks_out_of_the_vault_are_refused(vault_and_secret: tuple[Pat
 
 
 @pytest.mark.parametrize("length", [1025, 5000, 100_000])
-async def test_very_long_paths_are_refused(tmp_path: Path, length: int) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_very_long_paths_are_refused(sample: Sample, tmp_path: Path, length: int) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(client, "read_note", {"path": "a/" * (length // 2) + "x"})
     assert "too long" in message and "1024" in message
 
 
-async def test_a_path_that_is_long_but_allowed_is_just_not_found(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_a_path_that_is_long_but_allowed_is_just_not_found(
+    sample: Sample, tmp_path: Path
+) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(client, "read_note", {"path": "x" * 1000 + ".md"})
     assert "not a note in the index" in message
 
 
-async def test_odd_but_inside_paths_still_read(tmp_path: Path) -> None:
+async def test_odd_but_inside_paths_still_read(sample: Sample, tmp_path: Path) -> None:
     """Readings that stay inside the vault are served: redundant ./, .. that comes back,
     Windows separators, URL-encoding of a real name."""
-    vault = sample_vault(tmp_path)
+    vault = sample.copy(tmp_path)
     async with connect(vault) as client:
         for path in (
             "./rules/客户去重规则 v2.md",
@@ -139,10 +149,10 @@ async def test_odd_but_inside_paths_still_read(tmp_path: Path) -> None:
             assert data["path"] == "rules/客户去重规则 v2.md", path
 
 
-async def test_an_id_cannot_inject_sql(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_an_id_cannot_inject_sql(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         for note_id in ("' OR 1=1 --", "RULE-CD-002' --", '"); DROP TABLE notes; --'):
             message = await call_error(client, "read_note", {"id": note_id})
             assert "no note has the id" in message
         still = await call(client, "status")
-    assert still["notes"] == sample_notes()
+    assert still["notes"] == sample.notes

@@ -4,14 +4,21 @@ prints, hit for hit, and `read_note` returns the note's derived tags."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from backend_support import child_env
 from conftest import build_vault
-from mcp_support import call, connect, sample_vault
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
+    Sample,
+    call,
+    connect,
+    indexed_sample_fixture,
+    indexed_samples,
+    sample_fixture,
+)
 
 import lore
 
@@ -19,11 +26,10 @@ pytestmark = pytest.mark.anyio
 
 
 def cli_search(vault: Path, query: str) -> dict[str, object]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
     done = subprocess.run(
         [sys.executable, "-m", "lore", "search", query, "--limit", "5", "--json"],
         cwd=vault,
-        env={**env, "LORE_HOME": str(vault.parent / "home")},
+        env=child_env(LORE_HOME=str(vault.parent / "home")),
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -35,8 +41,10 @@ def cli_search(vault: Path, query: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("query", ["客户去重规则 v2", "dedupe rule"])
-async def test_mcp_search_hits_are_the_cli_json_hits(tmp_path: Path, query: str) -> None:
-    vault = sample_vault(tmp_path)
+async def test_mcp_search_hits_are_the_cli_json_hits(
+    sample: Sample, tmp_path: Path, query: str
+) -> None:
+    vault = sample.copy(tmp_path)
     printed = cli_search(vault, query)
     async with connect(vault) as client:
         answered = await call(client, "search", {"query": query, "limit": 5})
@@ -48,6 +56,7 @@ async def test_mcp_search_hits_are_the_cli_json_hits(tmp_path: Path, query: str)
     assert top["anchor"] == f"{top['path']}#{top['heading']}" and "frontmatter" in top
 
 
+@pytest.mark.usefixtures("on_backend")
 async def test_read_note_returns_the_derived_tags(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,13 +8,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import call, call_error, connect, sample_notes, sample_vault
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
+    Sample,
+    call,
+    call_error,
+    connect,
+    indexed_sample_fixture,
+    indexed_samples,
+    sample_fixture,
+)
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_slips_give_the_same_answer(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_slips_give_the_same_answer(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         canonical = await call(
             client, "search", {"query": "去重", "tags": ["规则"], "limit": 3, "explain": True}
         )
@@ -28,8 +36,8 @@ async def test_slips_give_the_same_answer(tmp_path: Path) -> None:
             assert await call(client, "search", slipped) == canonical, slipped
 
 
-async def test_read_note_slips(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_read_note_slips(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         canonical = await call(client, "read_note", {"path": "rules/客户去重规则 v2.md"})
         for slipped in (
             {"file": "rules/客户去重规则 v2.md"},
@@ -59,17 +67,17 @@ async def test_read_note_slips(tmp_path: Path) -> None:
     ],
 )
 async def test_wrong_arguments_are_useful_errors(
-    tmp_path: Path, tool: str, arguments: Any, named: list[str]
+    sample: Sample, tmp_path: Path, tool: str, arguments: Any, named: list[str]
 ) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(client, tool, arguments)
         for text in named:
             assert text in message, (text, message)
-        assert (await call(client, "status"))["notes"] == sample_notes()  # still serving
+        assert (await call(client, "status"))["notes"] == sample.notes  # still serving
 
 
-async def test_a_limit_too_high_is_lowered_and_said(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_a_limit_too_high_is_lowered_and_said(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         data = await call(client, "search", {"query": "的", "limit": 1000})
     assert len(data["hits"]) <= 50
     assert "limit 1000 lowered to its maximum 50" in data["notices"]

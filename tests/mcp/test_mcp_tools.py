@@ -5,15 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcp_support import call, call_error, connect, sample_notes, sample_vault
+from backend_support import short_busy_wait, write_lock_held
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
+    Sample,
+    call,
+    call_error,
+    connect,
+    indexed_sample_fixture,
+    indexed_samples,
+    sample_fixture,
+)
 
 pytestmark = pytest.mark.anyio
 
 CORE = ["search", "read_note", "list_tags", "status"]
 
 
-async def test_tools_are_listed_with_schemas_and_annotations(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_tools_are_listed_with_schemas_and_annotations(
+    sample: Sample, tmp_path: Path
+) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert list(tools)[:4] == CORE
     assert "remember" not in tools  # writing is off by default
@@ -39,18 +50,18 @@ async def test_tools_are_listed_with_schemas_and_annotations(tmp_path: Path) -> 
         )
 
 
-async def test_instructions_describe_the_live_index(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_instructions_describe_the_live_index(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     async with connect(vault) as client:
         text = client.instructions or ""
-    assert "'sample'" in text and f"{sample_notes()} notes" in text and "mode4" in text
+    assert "'sample'" in text and f"{sample.notes} notes" in text and "mode4" in text
     for name in CORE:
         assert f"- {name}:" in text
     assert "read-only" in text
 
 
-async def test_search_returns_evidence(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_search_returns_evidence(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         data = await call(client, "search", {"query": "客户去重规则 v2", "limit": 3})
     assert data["mode"] == "mode4" and data["reason"] is None
     assert len(data["hits"]) == 3
@@ -63,8 +74,8 @@ async def test_search_returns_evidence(tmp_path: Path) -> None:
     assert top["frontmatter"]["title"] == top["title"] and top["explain"] is None
 
 
-async def test_search_filters_explain_and_mode(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_search_filters_explain_and_mode(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         tagged = await call(client, "search", {"query": "规则", "tags": ["去重"]})
         assert tagged["hits"] and all("去重" in h["tags"] for h in tagged["hits"])
         folder = await call(client, "search", {"query": "规则", "path": "rules/"})
@@ -83,20 +94,20 @@ async def test_search_filters_explain_and_mode(tmp_path: Path) -> None:
         assert filtered["hits"] == [] and "filtered out" in filtered["reason"]
 
 
-async def test_search_refuses_a_mode_the_vault_lacks(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_search_refuses_a_mode_the_vault_lacks(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(client, "search", {"query": "去重", "mode": "mode1"})
     assert message.startswith("search:") and "mode1" in message
 
 
-async def test_search_bad_date_is_a_tool_error(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_search_bad_date_is_a_tool_error(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(client, "search", {"query": "去重", "since": "last tuesday"})
     assert message.startswith("search:") and "last tuesday" in message
 
 
-async def test_read_note_by_path_id_anchor_and_window(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_read_note_by_path_id_anchor_and_window(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     path = "rules/客户去重规则 v2.md"
     lines = (vault / path).read_text(encoding="utf-8").split("\n")
     async with connect(vault) as client:
@@ -144,8 +155,8 @@ async def test_read_note_by_path_id_anchor_and_window(tmp_path: Path) -> None:
         assert "before start_line" in backwards
 
 
-async def test_read_note_pages_a_long_note(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_read_note_pages_a_long_note(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     body = "\n".join(f"line {i} " + "内容" * 200 for i in range(1, 301))
     (vault / "long.md").write_text(f"# Long\n\n{body}\n", encoding="utf-8")
     async with connect(vault) as client:
@@ -166,8 +177,8 @@ async def test_read_note_pages_a_long_note(tmp_path: Path) -> None:
     assert text == f"# Long\n\n{body}"
 
 
-async def test_list_tags_counts_notes(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_list_tags_counts_notes(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         data = await call(client, "list_tags", {})
         counts = [t["notes"] for t in data["tags"]]
         assert counts == sorted(counts, reverse=True) and counts[0] > 1
@@ -179,17 +190,17 @@ async def test_list_tags_counts_notes(tmp_path: Path) -> None:
         assert len(some["tags"]) <= 2
 
 
-async def test_status(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_status(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     async with connect(vault) as client:
         data = await call(client, "status")
     assert data["name"] == "sample" and data["vault"] == str(vault)
-    assert data["notes"] == sample_notes() and data["mode"] == "mode4"
+    assert data["notes"] == sample.notes and data["mode"] == "mode4"
     assert data["last_sync"]
 
 
-async def test_every_query_tool_syncs_first(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_every_query_tool_syncs_first(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     async with connect(vault) as client:
         before = await call(client, "search", {"query": "QUOKKA-42"})
         assert before["hits"] == []
@@ -201,34 +212,34 @@ async def test_every_query_tool_syncs_first(tmp_path: Path) -> None:
         assert "QUOKKA-42" in read["text"]
         tags = await call(client, "list_tags", {"match": "marsupial"})
         assert tags["tags"] == [{"tag": "marsupial", "notes": 1}]
-        assert (await call(client, "status"))["notes"] == sample_notes() + 1
+        assert (await call(client, "status"))["notes"] == sample.notes + 1
         note.unlink()
         gone = await call(client, "search", {"query": "QUOKKA-42"})
         assert gone["hits"] == []
         assert "not a note" in await call_error(client, "read_note", {"path": "inbox/quokka.md"})
 
 
-async def test_instructions_follow_the_index(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_instructions_follow_the_index(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     async with connect(vault) as client:
         (vault / "new.md").write_text("# New\n\nfresh\n", encoding="utf-8")
         await call(client, "search", {"query": "fresh"})
         server_text = client.instructions or ""
-    assert f"{sample_notes()} notes" in server_text  # this session's copy was sent at connect time
+    assert f"{sample.notes} notes" in server_text  # this session's copy was sent at connect time
     async with connect(vault) as again:
-        assert f"{sample_notes() + 1} notes" in (again.instructions or "")
+        assert f"{sample.notes + 1} notes" in (again.instructions or "")
 
 
-async def test_unknown_tool_and_disabled_write(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_unknown_tool_and_disabled_write(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         unknown = await call_error(client, "summon_demon", {})
         assert "summon_demon" in unknown and "search" in unknown
         disabled = await call_error(client, "remember", {"text": "x"})
         assert "--allow-write" in disabled
 
 
-async def test_tool_name_slips(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_tool_name_slips(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         for name in ("Search", "lore_search", "lore.search", "find"):
             data = await call(client, name, {"query": "去重", "limit": 1})
             assert data["hits"], name
@@ -236,15 +247,15 @@ async def test_tool_name_slips(tmp_path: Path) -> None:
         assert tags["tags"]
 
 
-async def test_modern_in_process_session(tmp_path: Path) -> None:
+async def test_modern_in_process_session(sample: Sample, tmp_path: Path) -> None:
     """The same tools over the SDK's direct (2026-era, no handshake) in-process path."""
-    async with connect(sample_vault(tmp_path), mode="auto") as client:
+    async with connect(sample.copy(tmp_path), mode="auto") as client:
         data = await call(client, "search", {"query": "GMV 口径", "limit": 2})
     assert data["hits"][0]["path"] == "metrics/GMV 口径.md"
 
 
 async def test_a_server_bug_is_an_error_result_not_a_crash(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sample: Sample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from lore.vault import Vault
 
@@ -252,47 +263,43 @@ async def test_a_server_bug_is_an_error_result_not_a_crash(
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(Vault, "tag_counts", broken)
-    async with connect(sample_vault(tmp_path)) as client:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(client, "list_tags", {})
         assert message.startswith("list_tags: internal error (ZeroDivisionError")
         assert (await call(client, "status"))[
             "notes"
-        ] == sample_notes()  # the server is still serving
+        ] == sample.notes  # the server is still serving
 
 
-async def test_a_busy_index_is_a_notice_not_an_error(tmp_path: Path) -> None:
+async def test_a_busy_index_is_a_notice_not_an_error(
+    sample: Sample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Another process holds the index's write lock: the sync is skipped and said so, the
     search answers from the index as it was."""
-    import apsw
     from mcp import Client
 
     import lore
     from lore.mcp.server import LoreServer
 
-    vault_path = sample_vault(tmp_path)
-    with lore.open(vault_path) as vault:
+    vault_path = sample.copy(tmp_path)
+    short_busy_wait(monkeypatch, 50)
+    with lore.open(vault_path) as vault, write_lock_held(vault_path) as other:
         server = LoreServer(vault)
-        vault.store.db.setbusytimeout(50)
         (vault_path / "late.md").write_text("# Late\n\nPLATYPUS-9\n", encoding="utf-8")
-        other = apsw.Connection(str(vault.db_path))
-        other.execute("BEGIN IMMEDIATE")
-        try:
-            async with Client(server.server, mode="legacy") as client:
-                data = await call(client, "search", {"query": "客户去重规则 v2", "limit": 1})
-                assert data["hits"][0]["path"] == "rules/客户去重规则 v2.md"
-                assert any(n.startswith("not synced: index busy") for n in data["notices"])
-                late = await call(client, "search", {"query": "PLATYPUS-9"})
-                assert late["hits"] == []
-                other.execute("COMMIT")
-                late = await call(client, "search", {"query": "PLATYPUS-9"})
-                assert [h["path"] for h in late["hits"]] == ["late.md"]
-                assert not late["notices"]
-        finally:
-            other.close()
+        async with Client(server.server, mode="legacy") as client:
+            data = await call(client, "search", {"query": "客户去重规则 v2", "limit": 1})
+            assert data["hits"][0]["path"] == "rules/客户去重规则 v2.md"
+            assert any(n.startswith("not synced: index busy") for n in data["notices"])
+            late = await call(client, "search", {"query": "PLATYPUS-9"})
+            assert late["hits"] == []
+            other.release()
+            late = await call(client, "search", {"query": "PLATYPUS-9"})
+            assert [h["path"] for h in late["hits"]] == ["late.md"]
+            assert not late["notices"]
 
 
-async def test_an_unreadable_file_is_said_once(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_an_unreadable_file_is_said_once(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     (vault / "broken.md").write_bytes(b"\xff\xfe not UTF-8")
     async with connect(vault) as client:
         first = await call(client, "search", {"query": "去重", "limit": 1})
@@ -303,8 +310,8 @@ async def test_an_unreadable_file_is_said_once(tmp_path: Path) -> None:
         assert second["hits"] == first["hits"]
 
 
-async def test_read_note_anchors_by_text_slug_or_id(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_read_note_anchors_by_text_slug_or_id(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     (vault / "anchors.md").write_text(
         "# Anchors\n\n## 2026-11-20 周五\n\nfriday\n\n## 14:03 Redis {#m-1403-ab}\n\nredis\n",
         encoding="utf-8",
@@ -324,8 +331,8 @@ async def test_read_note_anchors_by_text_slug_or_id(tmp_path: Path) -> None:
         assert missing["notices"] == ["no heading 'nowhere' in anchors.md; reading from the top"]
 
 
-async def test_read_note_cuts_a_giant_line(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
+async def test_read_note_cuts_a_giant_line(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
     (vault / "minified.md").write_text("# M\n\n" + "x" * 30_000 + "\nafter\n", "utf-8")
     async with connect(vault) as client:
         first = await call(client, "read_note", {"path": "minified.md", "start_line": 3})

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -13,9 +14,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from backend_support import child_env
 from click.testing import CliRunner
+from conftest import drop_database, isolated_module, new_database
 from mcp import Client, StdioServerParameters
-from mcp_support import call, call_error, sample_notes, sample_vault
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
+    Sample,
+    call,
+    call_error,
+    indexed_sample_fixture,
+    indexed_samples,
+    sample_fixture,
+)
 
 from lore.cli import main
 from lore.errors import install_hint
@@ -25,12 +35,23 @@ CORE = ["search", "read_note", "list_tags", "status"]
 
 
 @pytest.mark.anyio
-async def test_stdio_subprocess(tmp_path: Path) -> None:
-    vault = sample_vault(tmp_path)
-    params = StdioServerParameters(command=str(LORE), args=["mcp", "--vault", str(vault)])
+async def test_stdio_subprocess(sample: Sample, tmp_path: Path) -> None:
+    vault = sample.copy(tmp_path)
+    # The SDK starts the server with a few variables of its own (HOME, PATH): this test's
+    # are given, so the server's index is the one of the backend the test runs on (LORE_DB).
+    # On PostgreSQL the database is named on the command line too (--db, as a client's
+    # config has it), where a file would be the vault's own.
+    db = os.environ.get("LORE_DB")
+    params = StdioServerParameters(
+        command=str(LORE),
+        args=["mcp", "--vault", str(vault), *(["--db", db] if db else [])],
+        env=child_env(),
+    )
     with tempfile.TemporaryFile("w+") as errlog:
         async with Client(params) as client:
-            assert f"{sample_notes()} notes" in (client.instructions or "")
+            assert f"{sample.notes} notes" in (client.instructions or "")
+            status = await call(client, "status", {})
+            assert status["db"].startswith("postgresql://" if db else str(vault))
             names = [tool.name for tool in (await client.list_tools()).tools]
             assert names == [*CORE, "lookup", "recent", "context", "snapshot"]
             data = await call(client, "search", {"q": "JIRA-1234", "limit": 2})
@@ -72,16 +93,27 @@ def _post(url: str, headers: dict[str, str]) -> tuple[int, str]:
         return exc.code, exc.read().decode(errors="replace")
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[str]:
-    vault = sample_vault(tmp_path)
-    proc = subprocess.Popen(
-        [str(LORE), "mcp", "--http", "--port", "0", "--vault", str(vault)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+@pytest.fixture(scope="module")
+def http_server(
+    indexed_sample: Sample, tmp_path_factory: pytest.TempPathFactory, user_cache: Path
+) -> Iterator[str]:
+    """One `lore mcp --http` for the module's HTTP tests (they only read; its start is
+    most of their cost), over a copy of the sample on the module's backend: on PostgreSQL
+    in a database of its own, so the sample's own can still be cloned meanwhile."""
+    base = tmp_path_factory.mktemp("mcp-http")
+    server = indexed_sample.server
+    url = new_database(server) if server is not None else None
+    with isolated_module(base, user_cache) as env:
+        if url is not None:
+            env.setenv("LORE_DB", url)
+        vault = indexed_sample.copy(base)
+        proc = subprocess.Popen(
+            [str(LORE), "mcp", "--http", "--port", "0", "--vault", str(vault)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()  # "lore mcp: serving VAULT at URL", once listening
@@ -92,6 +124,8 @@ def http_server(tmp_path: Path) -> Iterator[str]:
         proc.wait(timeout=10)
         if proc.stderr is not None:
             proc.stderr.close()
+        if server is not None and url is not None:
+            drop_database(server, url)
 
 
 @pytest.mark.anyio
@@ -118,10 +152,10 @@ def test_http_refuses_foreign_host_and_origin(http_server: str) -> None:
     assert other_local == 403
 
 
-def test_http_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
+def test_http_port_in_use_is_a_one_line_error(sample: Sample, tmp_path: Path) -> None:
     import socket
 
-    vault = sample_vault(tmp_path)
+    vault = sample.copy(tmp_path)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)

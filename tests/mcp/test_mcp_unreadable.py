@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import select
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,8 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import isolated_module
-from mcp_support import call_error, connect, sample_vault
+from conftest import first_index, isolated_module
+from mcp_support import (  # noqa: F401 - the *_fixture names are fixtures
+    SAMPLE,
+    Sample,
+    call_error,
+    connect,
+    indexed_sample_fixture,
+    indexed_samples,
+    sample_fixture,
+)
 
 LORE = Path(sys.executable).parent / "lore"
 ANSWER_WAIT = 30.0  # only reached when no answer comes: the failure this file is about
@@ -59,10 +68,15 @@ class Stdio:
 def server(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Iterator[Stdio]:
     """One server for the module (its start is most of a test's cost): every test's bad
     line reaches the same process, which must answer each and read on. Started before any
-    test's isolated_env, so it is started in an environment isolated alike."""
+    test's isolated_env, so it is started in an environment isolated alike. Its index is
+    SQLite's alone: these tests are about the transport's framing, which no backend reaches
+    (the search answers only show the server reads on)."""
     base = tmp_path_factory.mktemp("mcp-unreadable")
+    vault = base / "sample"
+    shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".lore"))
     with isolated_module(base, user_cache):
-        stdio = Stdio(sample_vault(base))
+        first_index(vault)
+        stdio = Stdio(vault)
     init = stdio.request(
         1,
         "initialize",
@@ -117,8 +131,8 @@ def test_an_unreadable_notification_gets_no_answer(server: Stdio) -> None:
 
 
 @pytest.mark.anyio
-async def test_a_thousand_tags_over_mcp_is_one_line(tmp_path: Path) -> None:
-    async with connect(sample_vault(tmp_path)) as client:
+async def test_a_thousand_tags_over_mcp_is_one_line(sample: Sample, tmp_path: Path) -> None:
+    async with connect(sample.copy(tmp_path)) as client:
         message = await call_error(
             client, "search", {"query": "x", "tags": [f"t{i}" for i in range(1000)]}
         )

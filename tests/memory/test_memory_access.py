@@ -23,7 +23,8 @@ OpenVault = Callable[..., lore.Vault]
 
 
 @pytest.fixture
-def vault(make_vault: MakeVault, open_vault: OpenVault) -> lore.Vault:
+def vault(make_vault: MakeVault, open_vault: OpenVault, on_backend: str) -> lore.Vault:
+    """The memory vault on SQLite or on PostgreSQL (the rules' own tests run once)."""
     opened = open_vault(write(make_vault()))
     opened.sync()
     return opened
@@ -106,6 +107,7 @@ def test_cli_as_option(vault: lore.Vault) -> None:
     assert "'ghost'" in refused.stdout and "sees nothing" in refused.stdout
 
 
+@pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 def test_rules_are_validated(make_vault: MakeVault, open_vault: OpenVault) -> None:
     root = make_vault({".lore/config.toml": '[access]\nagent = "memory/"\nbad = [1, 2]\n'})
     vault = open_vault(root)

@@ -13,12 +13,15 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from conftest import one_line_naming, write_files
 from memory_support import TODAY, remember_worker, write
 
 import lore
 from lore.cli import main
+
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]

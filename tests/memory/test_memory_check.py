@@ -15,6 +15,8 @@ from memory_support import write
 import lore
 from lore.memory.check import KINDS
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
+
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
 

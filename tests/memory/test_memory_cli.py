@@ -4,7 +4,6 @@ error lines, plus one real run of the installed console script."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_support import child_env
 from click.testing import CliRunner, Result
 from conftest import json_strict
 from memory_support import write
@@ -41,7 +41,8 @@ def error_line(result: Result, *named: str) -> None:
 
 
 @pytest.fixture
-def vault(make_vault: MakeVault) -> Path:
+def vault(make_vault: MakeVault, on_backend: str) -> Path:
+    """The memory vault, indexed by `lore index` on SQLite or on PostgreSQL."""
     root = write(make_vault())
     assert run("index", root).exit_code == 0
     return root
@@ -134,7 +135,7 @@ def test_commands_have_help() -> None:
 
 @pytest.mark.skipif(not LORE.exists(), reason="console script not installed")
 def test_real_process_remember_then_lookup(vault: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
+    env = child_env()
     wrote = subprocess.run(
         [str(LORE), "remember", "子进程写入的结论 PX-42", "--vault", str(vault), "--json"],
         capture_output=True,

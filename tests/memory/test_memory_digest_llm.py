@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_support import child_env
 from click.testing import CliRunner
 from conftest import first_index
 from hypothesis import given
@@ -60,7 +61,7 @@ GOOD = digest_answer(
 @pytest.fixture(autouse=True)
 def no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in os.environ:
-        if name.startswith("LORE_"):
+        if name.startswith("LORE_") and name != "LORE_DB":  # LORE_DB: this test's backend
             monkeypatch.delenv(name, raising=False)
 
 
@@ -71,20 +72,20 @@ def server() -> Iterator[tuple[str, ChatScript]]:
 
 
 @pytest.fixture
-def root(make_vault: MakeVault) -> Path:
+def root(make_vault: MakeVault, on_backend: str) -> Path:
+    """The memory vault, indexed on SQLite or on PostgreSQL: each test that uses it runs on
+    both (the answers' validation below runs once)."""
     return first_index(write(make_vault()))
 
 
 def llm_env(url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
-    env.update(
+    return child_env(
         LORE_LLM_PROVIDER="openai",
         LORE_LLM_BASE_URL=url,
         LORE_LLM_MODEL=MODEL,
         LORE_LLM_TIMEOUT="5",
         LORE_LLM_BACKOFF="0",  # the retries are still made, without sleeping
     )
-    return env
 
 
 def lore_cli(url: str, *args: str | Path) -> subprocess.CompletedProcess[str]:

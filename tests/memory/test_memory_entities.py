@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+import pytest
+from backend_support import another_index, dump_vault
 from conftest import write_files
 from memory_support import write
 
 import lore
+
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
@@ -97,10 +100,7 @@ def test_search_expands_aliases(make_vault: MakeVault, open_vault: OpenVault) ->
 
 
 def test_rebuild_equals_incremental_for_memory_tables(
-    make_vault: MakeVault,
-    open_vault: OpenVault,
-    index_dump: Callable[[Path], dict[str, Any]],
-    tmp_path: Path,
+    make_vault: MakeVault, open_vault: OpenVault, tmp_path: Path
 ) -> None:
     root = write(make_vault())
     vault = open_vault(root)
@@ -113,7 +113,7 @@ def test_rebuild_equals_incremental_for_memory_tables(
     edit(root / "people.md", "- **别名**：Wang Wu, 老王", "- **别名**：Wang Wu")
     (root / "rules/客户去重规则 v2.md").unlink()
     vault.sync()
-    incremental = index_dump(vault.db_path)
+    incremental = dump_vault(vault)
     memory = incremental["memory"]
     assert memory["entity_defs"] and memory["entity_mentions"] and memory["memory_entries"]
     assert any(
@@ -122,10 +122,10 @@ def test_rebuild_equals_incremental_for_memory_tables(
     assert not any(row[0] == "rules/客户去重规则 v2.md" for rows in memory.values() for row in rows)
 
     vault.rebuild()
-    assert index_dump(vault.db_path) == incremental
-    fresh = open_vault(root, db=tmp_path / "fresh" / "index.sqlite")
+    assert dump_vault(vault) == incremental
+    fresh = open_vault(root, db=another_index(tmp_path))
     fresh.sync()
-    assert index_dump(fresh.db_path) == incremental
+    assert dump_vault(fresh) == incremental
 
 
 def test_custom_layout_is_read_and_a_layout_change_rederives(

@@ -60,6 +60,7 @@ def ranked(root: Path, query: str) -> list[str]:
     return [h.path for h in result.hits]
 
 
+@pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 def test_the_line_that_holds_the_question_wins(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:

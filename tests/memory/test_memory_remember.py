@@ -13,6 +13,8 @@ from memory_support import write
 
 import lore
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
+
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]
 AT = dt.datetime(2026, 11, 21, 14, 3, 12)

@@ -49,6 +49,7 @@ def test_memory_settings_are_read_once_until_the_file_changes(
         source.memory()
 
 
+@pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 def test_alias_expansion_follows_a_card_added_while_the_vault_is_open(
     make_vault: MakeVault, open_vault: OpenVault
 ) -> None:

@@ -43,9 +43,9 @@ TOML_SETTINGS = {
 }
 
 
-def number_vault(root: Path) -> Path:
-    """Index a small vault at `root` for the number sweeps; the file `lore ingest` is given
-    (beside the vault) is returned."""
+def number_vault(root: Path, db: str | None = None) -> Path:
+    """Index a small vault at `root` (in `db`, else its own file) for the number sweeps;
+    the file `lore ingest` is given (beside the vault) is returned."""
     root.mkdir(parents=True)
     for i in range(8):
         (root / f"n{i}.md").write_text(
@@ -53,7 +53,7 @@ def number_vault(root: Path) -> Path:
         )
     source = root.parent / "source.md"
     source.write_text("# Source\nalpha source\n")
-    with lore.open(root) as vault:
+    with lore.open(root, db=db) as vault:
         vault.sync()
     return source
 

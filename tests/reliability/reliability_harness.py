@@ -43,8 +43,9 @@ HERE = Path(__file__).resolve()
 
 
 def child_env() -> dict[str, str]:
-    """The environment of a lore subprocess: no LORE_* from the caller, this lore first."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
+    """The environment of a lore subprocess: no LORE_* from the caller but LORE_DB (the
+    index a test on PostgreSQL is given), this lore first."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_") or k == "LORE_DB"}
     src = str(HERE.parents[2] / "src")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     return env

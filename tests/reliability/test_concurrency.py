@@ -1,5 +1,5 @@
-"""Concurrency: one writer syncing while reader processes search; a second writer waits or
-is told "index busy"; nobody corrupts anything.
+"""Concurrency, on both backends: one writer syncing while reader processes search; a
+second writer waits or is told "index busy"; nobody corrupts anything.
 
 Each sync rewrites a group of K notes to a new generation in one transaction, so a reader
 that ever saw fewer than K hits, or hits of two generations, saw a half-written index.
@@ -11,16 +11,21 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import reliability_harness as h
+from backend_index import index_rows, index_url, shown_index
+from backend_support import short_busy_wait, write_lock_held
 from click.testing import CliRunner
+from conftest import lore_namespace
 
 import lore
-import lore.store.sqlite as sqlite_mod
 from lore.cli import main
+from lore.store.pg_base import lock_key
+
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 
 K = 12
 
@@ -70,10 +75,7 @@ def test_second_writer_waits_for_the_first_and_nothing_is_lost(vault: Path) -> N
         text=True,
         env=h.child_env(),
     )
-    # B has opened the index A is writing: its few reads before the write take milliseconds,
-    # so a tenth of a second later it waits on the lock A holds, whatever the machine's load.
-    assert h.wait_until_open(second, vault / ".lore" / "index.sqlite"), second.communicate()
-    time.sleep(0.1)
+    assert waits_for_the_lock(second, vault), second.communicate()
     assert second.poll() is None, second.communicate()
     assert h.kill(first)
     out, err = second.communicate(timeout=60)
@@ -85,46 +87,48 @@ def test_second_writer_waits_for_the_first_and_nothing_is_lost(vault: Path) -> N
         assert {hit.frontmatter["gen"] for hit in opened.search(h.MARKER, limit=50)} == {5}
 
 
-_HOLD = """
-import sys, apsw
-con = apsw.Connection(sys.argv[1])
-con.execute("BEGIN IMMEDIATE")
-print("locked", flush=True)
-sys.stdin.read()
-"""
+def waits_for_the_lock(proc: subprocess.Popen[Any], vault: Path) -> bool:
+    """True once `proc` waits for the vault's write lock. PostgreSQL says so itself (a
+    session waiting on the vault's advisory lock); an SQLite writer is waiting once it has
+    opened the index file: its few reads before the write take milliseconds, so a tenth of
+    a second later it waits on the lock, whatever the machine's load."""
+    url = index_url()
+    if url is None:
+        opened = h.wait_until_open(proc, vault / ".lore" / "index.sqlite")
+        time.sleep(0.1)
+        return opened
+    import psycopg
+
+    stop = time.monotonic() + 30
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < stop and proc.poll() is None:
+            waiting = conn.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                " AND objid = %s",
+                (lock_key(lore_namespace(vault)),),
+            ).fetchone()
+            if waiting and waiting[0]:
+                return True
+            time.sleep(0.02)
+    return False
 
 
 def test_cli_writer_told_index_busy_in_one_line_and_index_untouched(
-    vault: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    index_dump: Callable[[Path], dict[str, object]],
+    vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = vault / ".lore" / "index.sqlite"
-    before = index_dump(db)
+    before = index_rows(vault)
     h.write_group(vault, K, 9)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD, str(db)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=h.child_env(),
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        monkeypatch.setattr(sqlite_mod, "BUSY_TIMEOUT_MS", 300)
+    short_busy_wait(monkeypatch, 300)
+    with write_lock_held(vault):
         result = CliRunner().invoke(main, ["index", str(vault)])
         assert result.exit_code == 1
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("lore: error: index busy"), lines
-        assert str(db) in lines[0] and "try again" in lines[0]
+        assert shown_index(vault) in lines[0] and "try again" in lines[0]
         # A reader is not blocked by the writer's lock.
         searched = CliRunner().invoke(main, ["search", h.MARKER, "--vault", str(vault)])
         assert searched.exit_code == 0 and "group" in searched.stdout
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=10)
-    assert index_dump(db) == before
+    assert index_rows(vault) == before
     with lore.open(vault) as opened:
         assert opened.sync().changed
         assert {hit.frontmatter["gen"] for hit in opened.search(h.MARKER, limit=50)} == {9}

@@ -4,6 +4,15 @@ A fast subset: a few seeds of each kind. `bench/reliability.py` runs many more, 
 vaults. Each trial is checked by reliability_harness.verify: the index opens, holds the old
 or the new state of the files (never a mix), doctor says which, and the next sync ends in
 the new state with nothing lost.
+
+The kill trials run on SQLite only: each puts the saved bytes of the index file back (and
+its WAL away) before the next kill, and what a kill can tear there is the file's own (its
+journal, half-written pages, the semantic refresh after the commit in the same file);
+`lore embed` killed resumes from the file's bytes too, and `lore remember` killed is about
+the daily note it appends to. On PostgreSQL a killed client is a dropped connection the
+server rolls back: the first test below kills a sync and a rebuild inside their
+transaction on both backends, and tests/store/test_pg_faults.py drops the connection from
+the server's side.
 """
 
 from __future__ import annotations
@@ -11,6 +20,7 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +29,7 @@ from typing import Any
 import embed_server as es
 import pytest
 import reliability_harness as h
+from backend_index import index_rows
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +52,34 @@ def _semantic_layer_on() -> Iterator[None]:
     patch.setenv("LORE_HEURISTIC_TAGS", "on")
     yield
     patch.undo()
+
+
+@pytest.mark.usefixtures("on_backend")
+@pytest.mark.parametrize("mode", ["index", "rebuild"])
+def test_a_sync_killed_inside_its_transaction_on_either_backend(tmp_path: Path, mode: str) -> None:
+    """SIGKILL while a sync (or a rebuild) is inside its write transaction: the index is
+    as it was, row for row, and the next sync completes."""
+    import lore
+
+    root = tmp_path / "vault"
+    h.generate_vault(root, 40, seed=9)
+    with lore.open(root) as vault:
+        vault.sync()
+    before = index_rows(root)
+    h.mutate_vault(root, seed=9, fraction=0.5)
+    proc = subprocess.Popen(
+        [sys.executable, str(h.HERE), "pause-sync", str(root), "10", mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=h.child_env(),
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "paused"
+    assert h.kill(proc)
+    assert index_rows(root) == before
+    with lore.open(root) as vault:
+        report = vault.sync()
+        assert report.added and report.changed and report.deleted
+        assert vault.doctor().ok
 
 
 def test_the_scenario_changes_every_kind_of_thing(scenario: h.Scenario) -> None:

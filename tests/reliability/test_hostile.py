@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import fuzz_targets as ft
 import pytest
+from backend_support import child_env
 from click.testing import CliRunner
-from conftest import json_strict, one_line_naming
+from conftest import isolated_module, json_strict, one_line_naming
 from fuzz_targets import RAW_CONTROL, SECRET
 from hypothesis import example, given, settings
 
@@ -91,7 +91,11 @@ def assert_one_error_line(result: Any, *named: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, lore.SyncReport]]:
+def hostile_index(
+    backend: str, backend_db: Any, tmp_path_factory: pytest.TempPathFactory, user_cache: Path
+) -> tuple[Path, lore.SyncReport]:
+    """The hostile vault, indexed once for the module on its backend; its tests only read
+    it (an `index` finds nothing changed)."""
     base = tmp_path_factory.mktemp("hostile")
     root = base / "vault"
     root.mkdir()
@@ -105,9 +109,17 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, lo
     (base / "outside" / "secret.md").write_text(SECRET)
     (root / "door").symlink_to(base / "outside", target_is_directory=True)
     (root / "link.md").symlink_to(base / "secret.md")
-    with lore.open(root) as vault:
+    db = None if backend == "sqlite" else str(backend_db)
+    with isolated_module(base, user_cache), lore.open(root, db=db) as vault:
         report = vault.sync()
-    yield root, report
+    return root, report
+
+
+@pytest.fixture
+def hostile(
+    hostile_index: tuple[Path, lore.SyncReport], on_module_backend: str
+) -> tuple[Path, lore.SyncReport]:
+    return hostile_index
 
 
 def test_hostile_notes_are_indexed_and_reported_in_one_line_each(
@@ -214,7 +226,7 @@ def test_cli_show_refuses_paths_outside_in_one_line(
 def test_cli_with_undecodable_bytes_in_arguments(hostile: tuple[Path, lore.SyncReport]) -> None:
     """argv bytes that are not UTF-8 (a real subprocess: the OS hands Python raw bytes)."""
     root, _ = hostile
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
+    env = child_env()
     for argv in (
         [b"show", b"\xffname.md", b"--vault", os.fsencode(root)],
         [b"search", b"caf\xe9", b"--vault", os.fsencode(root)],
@@ -297,6 +309,7 @@ def test_search_filters_either_answer_or_refuse_in_one_line(
 # -- size -------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("on_backend")
 def test_million_character_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One line of a million characters (Latin words and Chinese, no newline): indexed,
     searched and shown, the snippet cut from it short and from a bounded part of it (how
@@ -328,6 +341,7 @@ def test_million_character_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert shown.exit_code == 0 and shown.stdout.rstrip().endswith("finalword")
 
 
+@pytest.mark.usefixtures("on_backend")
 def test_front_matter_of_any_yaml_type_is_indexed(tmp_path: Path) -> None:
     """Every known front-matter key with values of every YAML type: the note is indexed,
     its title is text, and it is found by a word of its body."""
@@ -344,6 +358,7 @@ def test_front_matter_of_any_yaml_type_is_indexed(tmp_path: Path) -> None:
         check()
 
 
+@pytest.mark.usefixtures("on_backend")
 def test_hostile_note_text_is_indexed_or_reported(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     root.mkdir()

@@ -19,6 +19,8 @@ from conftest import indexed_paths, one_line_naming
 import lore
 from lore.cli import main
 
+pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
+
 SECRET = "OUTSIDE-SECRET-5d1c"
 YEAR_2300_NS = 10_413_792_000 * 10**9  # 2300-01-01, past the 64-bit ns limit (2262)
 

@@ -18,12 +18,15 @@ from typing import Any
 import apsw
 import pytest
 import reliability_harness as h
+from backend_index import index_url, shown_index, sql
 from click.testing import CliRunner
-from conftest import one_line_naming
+from conftest import lore_namespace, one_line_naming
+from pg_support import schema_rows
 
 import lore
 import lore.store.sqlite as sqlite_mod
 from lore.cli import main
+from lore.store.pg_schema import SCHEMA_VERSION as PG_SCHEMA_VERSION
 from lore.store.schema import MIGRATIONS, SCHEMA_VERSION
 from lore.store.sqlite import TOKENIZER_VERSION
 
@@ -37,6 +40,10 @@ def _fixture_module() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# -- an index of lore 0.1.0: the fixture is an SQLite file, so these run on SQLite (the
+# same steps on PostgreSQL, from a schema of fewer migrations: test_pg_upgrade.py) --------
 
 
 @pytest.fixture
@@ -139,49 +146,60 @@ def test_a_failing_migration_leaves_the_old_index_as_it_was(
         assert vault.status().schema_version == SCHEMA_VERSION
 
 
+# -- an index of a newer lore, or with no readable version: on both backends --------------
+
+
 @pytest.fixture
-def newer_index(tmp_path: Path) -> Path:
-    """An index of this vault whose schema_version says a newer lore wrote it."""
+def newer_index(tmp_path: Path, on_backend: str) -> Path:
+    """An index of this vault (on the test's backend) whose schema_version says a newer
+    lore wrote it, with a table this lore does not know."""
     root = tmp_path / "vault"
     root.mkdir()
     (root / "a.md").write_text("alpha")
     with lore.open(root) as vault:
         vault.sync()
-    con = apsw.Connection(str(root / ".lore" / "index.sqlite"))
-    con.execute(
-        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 7),)
-    )
-    con.execute("CREATE TABLE from_the_future (x)")
-    con.close()
+        known = int(vault.store.get_meta("schema_version") or 0)
+    sql(root, "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(known + 7),))
+    sql(root, "CREATE TABLE from_the_future (x integer)")
     return root
 
 
-def _file_state(root: Path) -> dict[str, bytes]:
+def known_version(backend: str) -> int:
+    """The schema version this lore writes on `backend` (each counts its own migrations)."""
+    return SCHEMA_VERSION if backend == "sqlite" else PG_SCHEMA_VERSION
+
+
+def index_state(root: Path) -> object:
+    """The index as stored, read without lore: the .lore files' bytes, or every row of the
+    vault's schema."""
+    url = index_url()
+    if url is not None:
+        return schema_rows(url, lore_namespace(root))
     return {p.name: p.read_bytes() for p in sorted((root / ".lore").iterdir())}
 
 
-def test_a_newer_index_is_refused_and_left_alone(newer_index: Path) -> None:
-    db = newer_index / ".lore" / "index.sqlite"
-    state = _file_state(newer_index)
+def test_a_newer_index_is_refused_and_left_alone(newer_index: Path, backend: str) -> None:
+    state = index_state(newer_index)
     with pytest.raises(lore.SchemaError) as caught:
         lore.open(newer_index)
     message = str(caught.value)
-    one_line_naming(message, str(db), f"schema {SCHEMA_VERSION + 7}", str(SCHEMA_VERSION))
+    known = known_version(backend)
+    one_line_naming(message, shown_index(newer_index), f"schema {known + 7}", str(known))
     assert "newer lore" in message and "upgrade lore" in message
-    assert _file_state(newer_index) == state
+    assert index_state(newer_index) == state
 
 
 @pytest.mark.parametrize(
     "args", [["index"], ["rebuild"], ["search", "alpha"], ["doctor"], ["status"], ["show", "a.md"]]
 )
 def test_a_newer_index_is_refused_by_every_command(newer_index: Path, args: list[str]) -> None:
-    state = _file_state(newer_index)
+    state = index_state(newer_index)
     result = CliRunner().invoke(main, [*args, "--vault", str(newer_index)])
     assert result.exit_code == 1, result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("lore: error: index "), result.stderr
-    assert "newer lore" in lines[0]
-    assert _file_state(newer_index) == state
+    assert len(lines) == 1 and lines[0].startswith("lore: error: "), result.stderr
+    assert "newer lore" in lines[0] and shown_index(newer_index) in lines[0]
+    assert index_state(newer_index) == state
 
 
 def test_a_newer_index_is_refused_by_the_real_command(newer_index: Path) -> None:
@@ -193,7 +211,7 @@ def test_a_newer_index_is_refused_by_the_real_command(newer_index: Path) -> None
         timeout=60,
     )
     assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.startswith("lore: error: index ") and "newer lore" in proc.stderr
+    assert proc.stderr.startswith("lore: error: ") and "newer lore" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -207,12 +225,9 @@ def test_a_newer_index_is_refused_by_the_real_command(newer_index: Path) -> None
     ids=["not a number", "empty", "missing"],
 )
 def test_an_unreadable_schema_version_is_a_damaged_index(newer_index: Path, statement: str) -> None:
-    db = newer_index / ".lore" / "index.sqlite"
-    con = apsw.Connection(str(db))
-    con.execute(statement)
-    con.close()
+    sql(newer_index, statement)
     result = CliRunner().invoke(main, ["search", "alpha", "--vault", str(newer_index)])
     assert result.exit_code == 1
     line = result.stderr.strip()
-    assert line.startswith(f"lore: error: index {db} is damaged") and "\n" not in line
-    assert "lore index" in line
+    assert line.startswith("lore: error: ") and "\n" not in line
+    assert shown_index(newer_index) in line and "lore index" in line

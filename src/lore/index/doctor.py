@@ -8,8 +8,9 @@ Nothing here writes to the index or the files. The checks, each with its repair:
     semantic   derived tags and texts-to-embed follow their notes   → lore index
     schema     schema version, tokenizer version, every table there → lore rebuild / reset
     vault      the index is bound to this vault (meta.vault_root)   (refused on open)
-    fts        FTS5 integrity-check, one FTS row per note, document
-               frequencies equal to what the FTS index holds         → lore rebuild
+    fts        FTS5 integrity-check (PostgreSQL: the full-text statistics
+               against the postings), one full-text row per note,
+               document frequencies equal to what the index holds   → lore rebuild
     derived    no derived row points at a note that is gone         → lore rebuild
     sqlite     the file itself (PRAGMA integrity_check)             → delete it, lore index
     vectors    vectors come from the configured provider, one per

@@ -95,7 +95,7 @@ def check_schema(run: Checks, meta: dict[str, str]) -> dict[str, Any]:
 def check_fts(run: Checks, fts_error: str | None) -> None:
     with run.check("fts"):
         if fts_error:
-            run.problem("fts", f"FTS5 integrity-check failed: {fts_error}", REBUILD)
+            run.problem("fts", f"full-text integrity check failed: {fts_error}", REBUILD)
         notes = run.store.row_count("notes")
         rows = run.store.row_count("fts")
         if rows != notes:
@@ -147,8 +147,7 @@ def check_semantic(run: Checks) -> None:
 
 def check_engine(run: Checks, backend: str) -> None:
     """The engine's own check of the index, named by the backend: SQLite's integrity_check
-    of the file, or on PostgreSQL amcheck of the vault's B-tree indexes and the full-text
-    statistics against what they summarise."""
+    of the file, or on PostgreSQL amcheck of the vault's B-tree indexes."""
     what = "integrity_check" if backend == "sqlite" else "integrity"
     with run.check(backend):
         rows = run.store.integrity_problems(10)

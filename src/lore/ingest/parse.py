@@ -116,18 +116,22 @@ def _depth(value: Any, limit: int) -> int:
 
 
 def _plain(value: Any) -> Any:
-    """Make a YAML value JSON-safe and stable: dates to ISO strings, keys to strings."""
+    """Make a YAML value JSON-safe and stable: dates to ISO strings, keys to strings, and
+    a NUL a YAML escape wrote ("\\0", "\\x00") as U+FFFD, as a NUL in the file is
+    (lore.index.sync.decode_note): PostgreSQL's text cannot hold it, so no backend does."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {_plain(str(k)): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set):
         return [_plain(v) for v in value]
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)  # NaN and infinities are not JSON
-    if value is None or isinstance(value, bool | int | float | str):
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if value is None or isinstance(value, bool | int | float):
         return value
-    return str(value)
+    return _plain(str(value))
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
@@ -232,7 +236,7 @@ def _as_text(block: str) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or _depth(data, MAX_FRONTMATTER_DEPTH) > MAX_FRONTMATTER_DEPTH:
         return None
-    return data
+    return dict(_plain(data))
 
 
 def _as_list(value: Any) -> list[str]:

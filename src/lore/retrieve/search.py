@@ -77,6 +77,11 @@ def make_filters(
 ) -> Filters:
     if isinstance(tags, str):
         tags = [tags]
+    # No note holds a NUL (the index stores one as U+FFFD) and PostgreSQL cannot even be
+    # asked for one: refused, as the HTTP API refuses it in any text (lore.serve.params).
+    for name, values in (("--tag", tags or ()), ("--path", [path]), ("--category", [category])):
+        if any(value and "\x00" in value for value in values):
+            raise QueryError(f"{name}: a filter cannot contain NUL")
     clean_tags = tuple(
         dict.fromkeys(t.strip().lstrip("#").casefold() for t in tags or () if t.strip())
     )

@@ -247,6 +247,8 @@ class NotesSql(SqlBase):
 
     def path_for_id(self, note_id: str) -> str | None:
         """The path of the note whose front matter says `id: <note_id>` (first by path)."""
+        if "\x00" in note_id:
+            return None  # no indexed text holds a NUL (U+FFFD); PostgreSQL cannot take one
         rows = self.query(
             f"SELECT path FROM notes WHERE {self.FRONTMATTER_ID} = ? ORDER BY path LIMIT 1",
             [note_id],
@@ -256,6 +258,8 @@ class NotesSql(SqlBase):
     def notes_maybe_named(self, name: str) -> list[tuple[str, str, dict[str, Any]]]:
         """(path, title, front matter) of the notes whose title, file name or front matter
         may hold `name` (by path): the candidates the caller matches names against."""
+        if "\x00" in name:
+            return []  # as in path_for_id
         return [
             (str(path), str(title), json.loads(fm))
             for path, title, fm in self.query(
