@@ -408,7 +408,9 @@ sys.exit(code)
 # folder), and what only the interest map and date filters use (statistics, hashing, calendar);
 # the row types a search never reads (the sync's and `lore show`'s, the interest map's, the
 # tokens', `lore migrate`'s, the LLM fields' sync rows) and the [memory] and [interest]
-# settings sections (issue 12: each frozen dataclass costs a cold process about a ms).
+# settings sections (issue 12: each frozen dataclass costs a cold process about a ms); the
+# sync's result types and --explain's, `status`'s, the `Settings` of every section and the
+# semantic layer's rows.
 NOT_ON_THE_SEARCH_PATH = {
     "jieba",
     "rjieba",
@@ -431,6 +433,11 @@ NOT_ON_THE_SEARCH_PATH = {
     "lore.store.note_llm_rows",
     "lore.memory.settings",
     "lore.interest.settings",
+    "lore.model.sync",
+    "lore.model.explain",
+    "lore.vault.reports",
+    "lore.settings",
+    "lore.store.vector_rows",
 }
 
 

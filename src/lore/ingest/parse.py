@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from ..model import Heading
+from ..model.sync import Heading
 from .markdown import (
     HEADING,
     as_date,

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..model import SearchResult, SyncReport
+from ..model import SearchResult
 from ..store.base import Store
 from .access import Access
 from .registry import Registry
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
+    from ..model.sync import SyncReport
     from .settings import MemorySettings
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..capabilities import MODES, mode_for, mode_parts
 from ..derive.summary import author_summary
 from ..errors import LoreError, QueryError
-from ..model import Explain, SearchResult
+from ..model import SearchResult
 from ..providers.none import Absent
 from ..store.note_llm import Shown, fields_of
 from ..store.query import Filters
@@ -44,6 +44,7 @@ from .snippet import Evidence, build_evidence, folded_matches, head_evidence, ma
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
+    from ..model.explain import Explain
 
 # The candidate pool does not follow the limit up to STABLE_LIMIT (the largest page of the
 # web API; MCP and the CLI's default pages are smaller): the hits of a shorter list are the
@@ -399,6 +400,8 @@ def _explainer(
     llm_fields: dict[int, Shown],
     parts: dict[int, BestSection],
 ) -> Any:
+    from ..model.explain import Explain  # made only for --explain
+
     def explain(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         f = fused[nid]
         text = f"{row.title}\n{' '.join(row.tags)}\n{row.body}"

@@ -10,15 +10,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..derive.fold import has_traditional
 from ..errors import QueryError
-from ..model import Explain, Hit, SearchResult
+from ..model import Hit, SearchResult
 from ..store.base import Store
 from ..store.query import Filters
 from ..store.rows import HitRow
 from .query import QueryPlan, QueryTerm, plan, shown_exclusions, shown_query
 from .snippet import SCAN_LIMIT_CHARS, Evidence, Match, build_evidence, find_matches, matched_in
+
+if TYPE_CHECKING:
+    from ..model.explain import Explain
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
 MAX_DF_RATIO = 0.1
@@ -265,6 +269,8 @@ def search(store: Store, text: str, filters: Filters, options: SearchOptions) ->
             else {}
         )
         rows = load_hit_rows(store, [nid for nid, _ in ranked])
+
+    from ..model.explain import Explain  # made only for --explain
 
     def explain_for(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         hit_terms = set(evidence.matched) | matched_in(

@@ -2,9 +2,10 @@
 
 Every backend returns these same shapes (lore.store.base.Store), so nothing above the
 store knows which database answered. These are the rows a search reads; the others are
-beside them by area (note_rows: indexing and one note read back; interest_rows; the
-tokens' and transfer's rows), imported where they are used: a `lore search` process
-makes only the classes it reads (each frozen dataclass costs it about a millisecond).
+beside them by area (note_rows: indexing and one note read back; vector_rows: the
+semantic layer's; interest_rows; the tokens' and transfer's rows), imported where they are
+used: a `lore search` process makes only the classes it reads (each frozen dataclass costs
+it about a millisecond).
 """
 
 from __future__ import annotations
@@ -42,33 +43,6 @@ class NameRow:
     title: str
     frontmatter: dict[str, Any]
     path: str
-
-
-@dataclass(frozen=True)
-class NoteSource:
-    """A note's stored fields with all its tags: what its texts to embed come from."""
-
-    id: int
-    path: str
-    title: str
-    body: str
-    headings: Headings
-    summary: str
-    tags: list[str]  # every tag: front matter, inline, heuristic, llm (in that order)
-    frontmatter: dict[str, Any] = field(default_factory=dict)
-    llm_summary: bool = False  # `summary` is the LLM's (a current row has one)
-
-
-@dataclass(frozen=True)
-class TextSpan:
-    """One embedded text of a note that a vector belongs to."""
-
-    vector_id: int
-    note_id: int
-    kind: str  # summary | passage | tags
-    start: int
-    end: int
-    heading: str | None
 
 
 @dataclass(frozen=True)
