@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, product
-from typing import Any
+from typing import Any, NamedTuple
 
 from .fold import fold_char
 from .tokenize import is_cjk_char, normalize_word
@@ -35,10 +34,9 @@ MAX_KEY = 48  # characters of a key: longer query words than that are not pinyin
 _RUN = re.compile(r"[^\W_]+")
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):
     """One token of a name: a Chinese character with its readings, or another token that
-    only matches itself (`readings` empty)."""
+    only matches itself (`readings` empty). A NamedTuple: a search decodes hundreds."""
 
     readings: tuple[str, ...]
     literal: str  # the token as the index writes it (a folded character, a word)

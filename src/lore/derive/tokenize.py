@@ -36,8 +36,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from .fold import ALT_SEPARATOR, alternatives, char_table, fold_char
 
@@ -85,9 +85,9 @@ _ASCII_ALPHA = re.compile(r"[a-z]+")
 _MAX_WORD = 64  # longer "words" are base64 blobs or hashes: cut, never dropped silently
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """A normalised term and the span [start, end) of the original text it came from."""
+class Token(NamedTuple):
+    """A normalised term and the span [start, end) of the original text it came from (a
+    NamedTuple: cheaper than a dataclass for a cold process to define and to make)."""
 
     term: str
     start: int

@@ -17,7 +17,7 @@ import datetime as dt
 import posixpath
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import unquote
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -78,8 +78,7 @@ _HTML_WHOLE_TAG_LINE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):  # a tuple: one per line of every note, and cheap to define
     number: int  # 1-based line of the file
     text: str  # without the line break
     offset: int  # character offset of the line in the body

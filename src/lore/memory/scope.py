@@ -8,7 +8,6 @@ not run.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..model import SearchResult
@@ -72,7 +71,7 @@ def scope_search(
     if access.blind:
         return query, filters, SearchResult([], query=query, mode=mode, reason=access.reason)
     if access.globs is not None:
-        filters = replace(filters, allow=access.globs)
+        filters = filters._replace(allow=access.globs)
     if expand_aliases and query.strip():
         registry = services.registry(access)
         if registry.entities:

@@ -9,8 +9,7 @@ finishes in the next lower mode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..capabilities import MODES, mode_for, mode_parts
 from ..derive.summary import author_summary
@@ -60,9 +59,9 @@ FTS_DEPTH = 5
 CANDIDATES_WANTED = POOL * FTS_DEPTH
 
 
-@dataclass
-class Channels:
-    """Every channel's raw score for every note of the pool, and the best passages."""
+class Channels(NamedTuple):
+    """Every channel's raw score for every note of the pool, and the best passages (a
+    NamedTuple: cheaper for a cold process to define than a dataclass)."""
 
     pool: list[int]
     raw: dict[str, dict[int, float]]
@@ -71,8 +70,8 @@ class Channels:
     sources: dict[str, list[int]]  # channel -> the candidates it brought
     plan: QueryPlan  # the full-text plan as run (widened when the rare terms found few)
     fts_found: int  # notes the full-text ranking returned (all that match, when short)
-    pinyin: dict[int, PinyinMatch] = field(default_factory=dict)  # names the query spelled
-    parts: dict[int, BestSection] = field(default_factory=dict)  # each note's best part
+    pinyin: dict[int, PinyinMatch]  # names the query spelled
+    parts: dict[int, BestSection]  # each note's best part
 
 
 def resolve_mode(active: str, requested: str | None) -> str:

@@ -8,9 +8,8 @@ the same order.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..derive.fold import has_traditional
 from ..errors import QueryError
@@ -40,12 +39,11 @@ MAX_CATEGORY_CHARS = 200
 _DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
-@dataclass(frozen=True)
-class SearchOptions:
+class SearchOptions(NamedTuple):  # a tuple: cheaper for a cold process than a dataclass
     limit: int = 10
     explain: bool = False
     markers: tuple[str, str] = ("«", "»")
-    field_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
+    field_weights: Mapping[str, float] = DEFAULT_FIELD_WEIGHTS  # read, never changed
     mode: str = "mode4"
     max_df_ratio: float = MAX_DF_RATIO
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ..ingest.markdown import strip_markup
 from ..store.base import Store
@@ -40,8 +40,7 @@ from ..store.query import Filters, TextQuery
 from .query import QueryPlan
 
 
-@dataclass(frozen=True)
-class BestSection:
+class BestSection(NamedTuple):  # a tuple: a search ranks hundreds of parts
     score: float
     start: int  # the part's span in the body
     end: int
@@ -57,7 +56,7 @@ def part_query(plan: QueryPlan) -> TextQuery:
     """The plan as parts are ranked by: its candidate-bringing terms, counted as the whole
     note's ranking counts them (a backup character at 1/BACKUP_SHARE), without the terms
     that only score."""
-    return replace(plan.text_query, score_only=())
+    return plan.text_query._replace(score_only=())
 
 
 def best_sections(

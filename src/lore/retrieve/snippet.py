@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..derive.tokenize import has_cjk, wanted_spans
@@ -30,8 +29,7 @@ class Match(NamedTuple):  # a tuple: a note of a million matches makes a million
     term: QueryTerm
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):  # a tuple: cheaper for a cold process than a dataclass
     snippet: str
     heading: str | None
     line: int
