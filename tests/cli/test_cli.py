@@ -410,7 +410,8 @@ sys.exit(code)
 # tokens', `lore migrate`'s, the LLM fields' sync rows) and the [memory] and [interest]
 # settings sections (issue 12: each frozen dataclass costs a cold process about a ms); the
 # sync's result types and --explain's, `status`'s, the `Settings` of every section and the
-# semantic layer's rows.
+# semantic layer's rows; the Markdown reader's line, block, tag and date patterns (a search
+# uses the inline ones) and memory's card readers and mention scanner (no entity cards here).
 NOT_ON_THE_SEARCH_PATH = {
     "jieba",
     "rjieba",
@@ -438,6 +439,10 @@ NOT_ON_THE_SEARCH_PATH = {
     "lore.vault.reports",
     "lore.settings",
     "lore.store.vector_rows",
+    "lore.ingest.markdown",
+    "lore.derive.summary",
+    "lore.memory.markdown",
+    "lore.memory.mentions",
 }
 
 

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 from ..model import SearchResult
 from ..store.query import Filters
 from .access import Access, access_for
-from .markdown import fold_key
-from .mentions import Matcher
+from .keys import fold_key
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -31,6 +30,8 @@ def named_entities(query: str, registry: Registry) -> list[tuple[str, list[str]]
         out.append((query[start:end], [key]))
     conflicts = registry.conflicts()
     if conflicts:
+        from .mentions import Matcher  # only a vault with entity cards gets here
+
         shared = Matcher(
             (spelling, fold_key(spelling))
             for info in registry.entities.values()

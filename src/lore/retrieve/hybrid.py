@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..capabilities import MODES, mode_for, mode_parts
-from ..derive.summary import author_summary
 from ..errors import LoreError, QueryError
 from ..model import SearchResult
 from ..providers.none import Absent
@@ -467,6 +466,8 @@ def vector_text(match: ch.PassageMatch | None, row: HitRow, fields: Shown | None
         return "a passage" + (f" (§ {match.heading})" if match.heading else "")
     if match.kind == "llm_summary":
         return f"the summary by the LLM ({fields.model})" if fields else "the summary by the LLM"
+    from ..derive.summary import author_summary  # reads the note line by line: --explain only
+
     if author_summary(row.frontmatter, row.body, row.title) is not None:
         return "the author's summary (front matter)"
     return "the summary: head and tail of the text"

@@ -34,7 +34,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ..ingest.markdown import strip_markup
+from ..ingest.inline import strip_markup
 from ..store.base import Store
 from ..store.query import Filters, TextQuery
 from .query import QueryPlan

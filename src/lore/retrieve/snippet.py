@@ -12,7 +12,7 @@ from bisect import bisect_right
 from typing import NamedTuple
 
 from ..derive.tokenize import has_cjk, wanted_spans
-from ..ingest.markdown import COMMENT, pointer_spans, strip_markup
+from ..ingest.inline import COMMENT, pointer_spans, strip_markup
 from .query import QueryPlan, QueryTerm
 
 SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
