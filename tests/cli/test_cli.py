@@ -411,7 +411,8 @@ sys.exit(code)
 # settings sections (issue 12: each frozen dataclass costs a cold process about a ms); the
 # sync's result types and --explain's, `status`'s, the `Settings` of every section and the
 # semantic layer's rows; the Markdown reader's line, block, tag and date patterns (a search
-# uses the inline ones) and memory's card readers and mention scanner (no entity cards here).
+# uses the inline ones) and memory's card readers and mention scanner (no entity cards here);
+# the store's and the providers' Protocols (annotations only) and shlex (messages only).
 NOT_ON_THE_SEARCH_PATH = {
     "jieba",
     "rjieba",
@@ -443,6 +444,9 @@ NOT_ON_THE_SEARCH_PATH = {
     "lore.derive.summary",
     "lore.memory.markdown",
     "lore.memory.mentions",
+    "lore.store.base",
+    "lore.providers.base",
+    "shlex",
 }
 
 

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..model import SearchResult
-from ..store.base import Store
 from .access import Access
 from .registry import Registry
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
     from ..model.sync import SyncReport
+    from ..store.base import Store
     from .settings import MemorySettings
 
 

@@ -18,13 +18,14 @@ import datetime as dt
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..derive.tags import tag_key
-from ..store.base import Store
 from ..store.query import Filters, TextQuery
 from .query import QueryPlan
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from ..store.base import Store
 
 RECENCY_HALF_LIFE_DAYS = 365.0
 

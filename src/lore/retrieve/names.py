@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..derive.fields import note_names
 from ..derive.tokenize import is_cjk_char, terms
-from ..store.base import Store
 from ..store.query import Filters, TextQuery
 from .pinyin import PinyinMatch, best_match, lookup_words, may_spell, pinyin_words
 from .query import _EN_STOP, _ZH_STOP_CHARS, QueryPlan
+
+if TYPE_CHECKING:  # the store's Protocol: annotations only (a search does not import it)
+    from ..store.base import Store
 
 # Words a name holds that say nothing about it ("The", "的"): they count on neither side.
 _FILLER = frozenset(_EN_STOP | _ZH_STOP_CHARS)

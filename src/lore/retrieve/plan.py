@@ -11,7 +11,6 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..derive.tags import query_keywords
-from ..providers.base import ProviderError
 from .query import _ZH_FILLER_RE, split_exclusions
 
 if TYPE_CHECKING:
@@ -63,6 +62,7 @@ def llm_plan(
 ) -> SearchPlan:
     """The LLM's plan (cached). Raises ProviderError on any failure or invalid answer."""
     from ..index.llm_cache import cached_answer, string_list  # deferred: modes 1-2 only
+    from ..providers.base import ProviderError
 
     asked = split_exclusions(text)[0]
     if not asked.strip():  # only exclusions: nothing to plan, nothing to ask

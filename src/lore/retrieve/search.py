@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..derive.fold import has_traditional
 from ..errors import QueryError
 from ..model import Hit, SearchResult
-from ..store.base import Store
 from ..store.query import Filters
 from ..store.rows import HitRow
 from .query import QueryPlan, QueryTerm, plan, shown_exclusions, shown_query
 from .snippet import SCAN_LIMIT_CHARS, Evidence, Match, build_evidence, find_matches, matched_in
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only (a search does not import the store's Protocol)
     from ..model.explain import Explain
+    from ..store.base import Store
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
 MAX_DF_RATIO = 0.1

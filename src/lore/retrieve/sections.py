@@ -32,12 +32,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..ingest.inline import strip_markup
-from ..store.base import Store
 from ..store.query import Filters, TextQuery
 from .query import QueryPlan
+
+if TYPE_CHECKING:  # the store's Protocol: annotations only (a search does not import it)
+    from ..store.base import Store
 
 
 class BestSection(NamedTuple):  # a tuple: a search ranks hundreds of parts

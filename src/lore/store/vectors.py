@@ -11,11 +11,11 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .base import PlannedText
 from .rows import Headings
 from .sql_base import SqlBase
 
 if TYPE_CHECKING:
+    from .base import PlannedText
     from .vector_rows import NoteSource, TextSpan
 
 _UNUSED = (

@@ -14,7 +14,6 @@ reports) and `status`; `paths` finds the vault and its index.
 from __future__ import annotations
 
 import os
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from ..config import load_lore_settings, with_overrides
@@ -83,6 +82,8 @@ def open_vault(
     if not create and not isinstance(loaded.db, str):  # a database is asked, not looked at
         db_path = index_path(root, loaded)
         if not db_path.exists():
+            import shlex  # only to say how to make the index
+
             where = [shlex.quote(str(root))]
             if db_path != default_db_path(root):
                 where += ["--db", shlex.quote(str(db_path))]

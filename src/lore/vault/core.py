@@ -28,12 +28,12 @@ if TYPE_CHECKING:
     from ..memory.settings import MemorySettings
     from ..model.sync import SyncReport
     from ..settings import Settings
+    from ..store.base import Store
 from ..retrieve.budget import QueryCosts
 from ..retrieve.budget import budget_ms as budget_ms_from
 from ..retrieve.hybrid import hybrid_search
 from ..retrieve.query import check_query
 from ..retrieve.search import SearchOptions, make_filters
-from ..store.base import Store
 from ..store.sqlite import TOKENIZER_VERSION, SqliteStore
 from .paths import index_path, prepare_index_folder
 from .settings import SettingsSource
