@@ -70,9 +70,10 @@ AMPERSAND = "\uff06"  # a lone & as a token: ＆ (FTS5's ascii tokenizer keeps i
 # before no word character). Every branch starts with its character (or class), so the
 # engine tries one only where that character stands; the option and the dotted name are
 # one branch, sharing their lookbehind, so the non-CJK word class is in the pattern four
-# times, not five (see _CJK_RUN).
+# times, not five (see _CJK_RUN). The CJK run is the one named group: `match.lastgroup`
+# says which kind of piece a match is, where matching the piece again cost every word.
 _RUN_OR_WORD = re.compile(
-    f"[{_CJK_CLASS}]+"
+    f"(?P<cjk>[{_CJK_CLASS}]+)"
     r"|\\(?<!\\\\)[A-Za-z0-9](?![A-Za-z0-9])"  # an escape: \1, \n (not \section, not \\1)
     f"|&(?<![\\w&]&)(?![\\w&])"  # a lone & (not R&D, &amp;, &&)
     f"|[-.](?<!{_WORD}[-.])"  # neither after a word character
@@ -176,7 +177,7 @@ def token_spans(text: str, *, with_alternatives: bool = False) -> list[tuple[str
     for match in _RUN_OR_WORD.finditer(text):
         piece = match.group()
         start = match.start()
-        if _CJK_RUN.match(piece):
+        if match.lastgroup:  # a CJK run
             for i, char in enumerate(piece):
                 append((fold_char(char), start + i, start + i + 1))
             runs.append((start, piece))
@@ -213,7 +214,7 @@ def wanted_spans(
     position = 0
     for match in _RUN_OR_WORD.finditer(text):
         piece = match.group()
-        if not _CJK_RUN.match(piece):
+        if not match.lastgroup:  # not a CJK run
             seen = spelled.get(piece)
             if seen is None:
                 words = normalize_word(piece)
@@ -280,7 +281,7 @@ def terms(text: str, *, with_alternatives: bool = False) -> list[str]:
     runs: list[tuple[int, str]] = []
     for match in _RUN_OR_WORD.finditer(text):
         piece = match.group()
-        if _CJK_RUN.match(piece):
+        if match.lastgroup:  # a CJK run
             extend(map(fold_char, piece))
             runs.append((match.start(), piece))
         else:
