@@ -114,7 +114,10 @@ def _fold_one(char: str) -> str:
 
 def has_traditional(text: str) -> bool:
     """Whether `text` holds a character only Traditional text uses (a fast test first:
-    Simplified and non-Chinese text never takes alternatives)."""
+    Simplified and non-Chinese text never takes alternatives). ASCII text holds none: the
+    tables are not built for it (an English search need not)."""
+    if text.isascii():
+        return False
     t = _tables()
     return bool(t.words) and not t.trad_only.isdisjoint(text)
 

@@ -234,7 +234,7 @@ def wanted_spans(
     out: list[tuple[int, str, int, int]] = []
     append = out.append
     runs: list[tuple[int, str]] = []
-    chars = char_table()
+    chars: dict[int, int] | None = None  # the fold table, fetched at the first CJK run
     # Per spelling of a word: its number of tokens, and which of them are wanted where.
     spelled: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = {}
     position = 0
@@ -261,6 +261,8 @@ def wanted_spans(
         # (fold_char is NFKC, then the table; a character NFKC changes never stands in
         # normalised text): one call, and a run holding no wanted term is skipped.
         if unicodedata.is_normalized("NFKC", piece):
+            if chars is None:
+                chars = char_table()
             folded = piece.translate(chars)
             if not wanted.isdisjoint(folded):
                 for i, term in enumerate(folded):
