@@ -495,3 +495,55 @@ def test_a_search_process_imports_only_the_search_path(tmp_path: Path, query: st
     whole, whole_modules = _search_modules(vault, query, tmp_path / "whole.json", env)
     assert whole == output
     assert ("rjieba" in whole_modules) == (query == "AI 编程")
+
+
+# Runs `lore search`, then writes what of the CJK machinery the process built (by the caches
+# that hold it) to the file named by its first argument.
+CJK_PROBE = """
+import json, sys
+from lore.cli import main
+try:
+    main(sys.argv[2:], prog_name="lore")
+except SystemExit:
+    pass
+from lore.derive import fold, tokenize
+built = {
+    "cjk pattern": tokenize._run_or_word.cache_info().currsize,
+    "fold tables": fold._tables.cache_info().currsize,
+}
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    json.dump(built, out)
+"""
+
+
+@pytest.mark.parametrize("query", ["coding assistant", "编程"])
+def test_a_search_that_reads_no_cjk_builds_none_of_its_machinery(
+    tmp_path: Path, query: str
+) -> None:
+    # The tokenizer's CJK pattern (its class costs ~1 ms per copy to compile) and the fold
+    # tables are made for a text holding CJK only: an English vault's search needs neither.
+    vault = tmp_path / "v"
+    write_files(
+        vault,
+        {
+            "a.md": "# Coding assistant\n\nNotes on the coding assistant (v2), café-style.\n",
+            "b.md": "# Other\n\nNothing to see.\n",
+        },
+    )
+    assert lore_process("index", vault, cwd=tmp_path).returncode == 0
+    out = tmp_path / "built.json"
+    done = subprocess.run(
+        [sys.executable, "-c", CJK_PROBE, str(out), "search", query, "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=vault,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    built = json.loads(out.read_text(encoding="utf-8"))
+    if query == "coding assistant":
+        assert [h["path"] for h in json.loads(done.stdout)["hits"]][:1] == ["a.md"]
+        assert built == {"cjk pattern": 0, "fold tables": 0}
+    else:  # a Chinese query is cut by the CJK pattern
+        assert built["cjk pattern"] == 1
