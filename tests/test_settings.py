@@ -16,7 +16,7 @@ import lore
 from lore.capture.ingest import capture
 from lore.config import LoreSettings
 from lore.providers.settings import ProviderSettings
-from lore.settings import SettingsSource
+from lore.vault.settings import SettingsSource
 
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]

@@ -31,11 +31,11 @@ _EXPORTS = {
     "SchemaError": "errors",
     "VaultError": "errors",
     "VaultMismatchError": "errors",
-    "Explain": "model",
+    "Explain": "model.explain",
     "Hit": "model",
     "SearchResult": "model",
-    "Skipped": "model",
-    "SyncReport": "model",
+    "Skipped": "model.sync",
+    "SyncReport": "model.sync",
     "DoctorReport": "index.doctor",
     "InterestCluster": "interest.model",
     "InterestMap": "interest.model",
@@ -116,7 +116,9 @@ if TYPE_CHECKING:
         RecentResult,
         Snapshot,
     )
-    from .model import Explain, Hit, SearchResult, Skipped, SyncReport
+    from .model import Hit, SearchResult
+    from .model.explain import Explain
+    from .model.sync import Skipped, SyncReport
     from .settings import Settings, load_settings
     from .vault import Status, Vault, open_vault
 

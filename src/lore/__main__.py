@@ -1,3 +1,3 @@
-from lore.cli import main
+from lore.cli import run
 
-main()
+run()

@@ -10,7 +10,6 @@ user is told once; the work finishes in the next lower mode and nothing stored i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import LoreError, install_hint
@@ -41,12 +40,14 @@ def mode_parts(mode: str) -> tuple[bool, bool]:
     )
 
 
-@dataclass
 class AfterSync:
-    derived: int = 0
-    embed: EmbedReport | None = None
-    fields: FieldsReport | None = None
-    notices: list[str] = field(default_factory=list)
+    """What after_sync did (a plain class: a search, which imports this module, makes none)."""
+
+    def __init__(self) -> None:
+        self.derived = 0
+        self.embed: EmbedReport | None = None
+        self.fields: FieldsReport | None = None
+        self.notices: list[str] = []
 
 
 def _attached(provider: Any, store: Store) -> Any:

@@ -22,26 +22,31 @@ where there is one, the remedy (`hint`).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-# C0/C1 controls, bidirectional marks/overrides/isolates, lone surrogates (undecodable bytes).
-# U+2028/U+2029 end a line too (str.splitlines, many terminals).
-_UNSAFE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+
+@lru_cache(maxsize=1)
+def _unsafe() -> re.Pattern[str]:
+    """C0/C1 controls, bidirectional marks/overrides/isolates, lone surrogates (undecodable
+    bytes); U+2028/U+2029 end a line too (str.splitlines, many terminals). Compiled when a
+    message is first made, not by every process that imports the errors."""
+    return re.compile(
+        r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+    )
 
 
 def shown(text: str) -> str:
     """A user-supplied string (a path, an argument) as it may appear in a one-line message:
     its repr() when it holds characters that could break the line, recolour a terminal or
     reorder what is displayed; as it is otherwise."""
-    return repr(text) if _UNSAFE.search(text) else text
+    return repr(text) if _unsafe().search(text) else text
 
 
 def quoted_safely(text: object, limit: int = 160) -> str:
     """Words lore did not write (SQLite's own message about a damaged file, which can hold
     any bytes of a damaged page) fit for a one-line message: each unsafe character as its
     escape, at most `limit` characters."""
-    escaped = _UNSAFE.sub(lambda m: repr(m.group())[1:-1], str(text))
+    escaped = _unsafe().sub(lambda m: repr(m.group())[1:-1], str(text))
     return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import LoreError
 from .ingest.scan import ALWAYS_IGNORED_DIRS, IGNORE_FILE, scan_vault
-from .model import Skipped, SyncReport
+from .model.sync import Skipped, SyncReport
 from .safe_write import TEMP_PREFIX
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from lore.memory.cards import parse_cards
 from lore.memory.digest import read_transcript
 from lore.memory.entries import parse_core, parse_daily, parse_meta, pointer
 from lore.memory.extract import extract
-from lore.memory.markdown import fold_key, link_key, slug
+from lore.memory.keys import fold_key, link_key
+from lore.memory.markdown import slug
 from lore.memory.mentions import Matcher
 from lore.memory.write import body_lines, entry_title
 

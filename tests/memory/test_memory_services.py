@@ -13,7 +13,7 @@ from memory_support import TODAY, write
 
 import lore
 from lore.config import LoreSettings
-from lore.settings import SettingsSource
+from lore.vault.settings import SettingsSource
 
 MakeVault = Callable[..., Path]
 OpenVault = Callable[..., lore.Vault]

@@ -5,7 +5,6 @@ stay right through updates and deletes. The same for the notes' parts (issue 12)
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -210,7 +209,7 @@ def fts5_part_scores(twin: Twin, query: TextQuery) -> dict[int, float]:
     query's fields are ignored, as rank_sections ignores them."""
     rows = twin.sqlite.query(
         "SELECT rowid, bm25(fts_sections) FROM fts_sections WHERE fts_sections MATCH ?",
-        [fts_match(replace(query, fields=None), scored=True)],
+        [fts_match(query._replace(fields=None), scored=True)],
     )
     return {int(r): -float(s) for r, s in rows}
 
@@ -230,7 +229,7 @@ def assert_same_parts(
         query, Filters(), limit, among
     )
     fts5 = fts5_part_scores(twin, query)
-    lexical = pg_lexical.LexicalQuery.of(replace(query, fields=None))
+    lexical = pg_lexical.LexicalQuery.of(query._replace(fields=None))
     assert pg_lexical.scores(pg.conn, lexical, [1.0], list(fts5), lx=PARTS) == fts5
     return expected
 

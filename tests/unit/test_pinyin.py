@@ -8,8 +8,8 @@ from itertools import product
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lore.derive.pinyin import decode_units, encode_units, keys, name_units
-from lore.retrieve.pinyin import match, pinyin_words
+from lore.derive.pinyin import SYLLABLES, decode_units, encode_units, keys, name_units
+from lore.retrieve.pinyin import match, may_spell, pinyin_words
 
 # Common characters, heteronyms among them (重 行 乐 曾 长 还 了 的 得), none read with ü.
 COMMON = "张三重庆行长乐曾还了得数据库客户去规则银东西南北"
@@ -57,3 +57,34 @@ def test_a_function_word_is_spelled_but_never_counted() -> None:
     # "wobiji" skips 的: the three characters that count are covered.
     share, spelled = match(["wo", "biji"], set(), 2, units, frozenset("的"))
     assert share == 1.0 and spelled == ("wo", "biji")
+
+
+def test_every_reading_is_a_syllable() -> None:
+    # pypinyin's readings without tones, as name_units writes them (ü as v, and u for v):
+    # may_spell relies on SYLLABLES holding every one a query word can type.
+    from pypinyin import Style, pinyin_dict
+    from pypinyin.phrases_dict import phrases_dict
+    from pypinyin.style import convert
+
+    marked = {r for v in pinyin_dict.pinyin_dict.values() for r in v.split(",")}
+    marked |= {r for readings in phrases_dict.values() for one in readings for r in one}
+    plain = {convert(r, Style.NORMAL, strict=True) for r in marked}
+    plain |= {r.replace("v", "u") for r in plain}
+    assert {r for r in plain if r.isascii()} == SYLLABLES
+
+
+@settings(max_examples=300, deadline=None)
+@given(names, st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), min_size=1, max_size=12))
+def test_a_word_may_spell_refuses_spells_nothing_and_begins_no_key(name: str, word: str) -> None:
+    units = name_units(name)
+    if may_spell(word):
+        return
+    assert match([word], set(), 1, units, frozenset()) == (0.0, ())
+    assert not any(key.startswith(word) for key in keys(units))
+
+
+def test_spellings_and_their_beginnings_may_spell() -> None:
+    for name in ("张三", "重庆银行", "客户去重规则", "数据库", "吕布"):
+        for key in keys(name_units(name)):
+            assert all(may_spell(key[:n]) for n in range(1, len(key) + 1)), key
+    assert not may_spell("history") and not may_spell("university")

@@ -77,7 +77,7 @@ def test_one_scan_finds_the_evidence_and_the_unsearched_words_of_two(
     body: str, tags: list[str], query: str, other: str
 ) -> None:
     title = "北京" if tags else "Title"
-    row = HitRow(1, "a.md", title, None, {}, [], body, 1, tags)
+    row = HitRow(1, "a.md", title, None, {}, [], body, 1, tags, [], None)
     head = f"{row.title}\n{' '.join(row.tags)}"
     evidence_plan = plan(query).evidence
     unsearched = [w for w in plan(other).words if w not in evidence_plan.terms]

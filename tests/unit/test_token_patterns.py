@@ -50,7 +50,7 @@ texts = (
 @example(".NET# .net++ x.a# ..a .中a")
 @example("a-x a.net ab-cd x..y 1.5 a-x-y v1.2-rc3 foo--bar C++-x a.-x a-.x é-x a-_x - .")
 def test_the_run_or_word_pattern_matches_what_it_matched(text: str) -> None:
-    new = [m.span() for m in tk._RUN_OR_WORD.finditer(text)]
+    new = [m.span() for m in tk._run_or_word().finditer(text)]
     assert new == [m.span() for m in OLD_RUN_OR_WORD.finditer(text)]
 
 
@@ -70,5 +70,17 @@ def test_the_run_or_word_pattern_cuts_this_repositorys_docs_as_it_did() -> None:
     files = [root / "README.md", root / "CHANGELOG.md", *sorted((root / "docs").glob("*.md"))]
     text = "\n".join(p.read_text(encoding="utf-8") for p in files)
     assert len(text) > 10_000
-    new = [m.span() for m in tk._RUN_OR_WORD.finditer(text)]
+    new = [m.span() for m in tk._run_or_word().finditer(text)]
     assert new == [m.span() for m in OLD_RUN_OR_WORD.finditer(text)]
+
+
+@settings(max_examples=600)
+@given(texts)
+@example("C++ C#x .NET x.net -t --dry-run a.b .5 \\1 R&D & && é-x ½ Я-x 가.x _-x")
+def test_text_without_cjk_is_cut_as_the_cjk_pattern_cuts_it(text: str) -> None:
+    # The cheap pattern a text without CJK characters gets (no CJK class to compile).
+    plain = "".join(c for c in text if not tk.is_cjk_char(c))
+    cheap = [m.span() for m in tk._NO_CJK_RUN_OR_WORD.finditer(plain)]
+    assert cheap == [m.span() for m in tk._run_or_word().finditer(plain)]
+    assert tk._pieces(plain) is tk._NO_CJK_RUN_OR_WORD
+    assert tk._pieces(text) is (tk._run_or_word() if tk.has_cjk(text) else tk._NO_CJK_RUN_OR_WORD)

@@ -318,5 +318,5 @@ symbol_text = st.lists(
 @given(symbol_text)
 @example("a-b -t x--y .NET a.NET ..x .5 \\1 \\\\1 R&D & && C++ C# c#x ٣.x")
 def test_the_pieces_are_those_of_the_first_pattern(text: str) -> None:
-    got = [(m.start(), m.end()) for m in tokenize_module._RUN_OR_WORD.finditer(text)]
+    got = [(m.start(), m.end()) for m in tokenize_module._pieces(text).finditer(text)]
     assert got == [(m.start(), m.end()) for m in FIRST_PATTERN.finditer(text)]

@@ -19,7 +19,7 @@ from ..config import LoreSettings
 from ..derive.summary import long_summary, without_title
 from ..errors import CaptureError, ConfigError
 from ..ingest.safe_read import FileRefused, open_regular, read_at_most
-from ..model import Skipped, SyncReport
+from ..model.sync import Skipped, SyncReport
 from ..store.base import Store
 from .decode import UndecodableText, decode_bytes, guessed_encoding, looks_like_html
 from .dedupe import DedupeIndex

@@ -7,9 +7,9 @@ LoreError → "lore: error: …" on stderr and exit 1; usage errors exit 2. Set 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -186,5 +186,18 @@ def main(ctx: click.Context, traceback: bool) -> None:
     ctx.meta["lore.traceback"] = traceback
 
 
+def run() -> None:
+    """The `lore` command: the console script and `python -m lore` (tests call `main`)."""
+    try:
+        main()
+    finally:
+        # The process ends here. On its way out Python runs its cycle collector over
+        # every object still tracked (the modules' classes, functions and dicts among
+        # them) and frees what it finds: ~10 ms of a cold `lore search`. Nothing of lore's
+        # waits for that (the index is closed, files are written and closed, the output
+        # is flushed), so the objects alive now are left out of it.
+        gc.freeze()
+
+
 if __name__ == "__main__":  # pragma: no cover - `python -m lore.cli`
-    sys.exit(main())
+    run()

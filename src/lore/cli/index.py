@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from ..model import SyncReport
+    from ..model.sync import SyncReport
     from ..vault import Vault
 
 from . import llm_budget_option, open_from_options, vault_options

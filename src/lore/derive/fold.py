@@ -28,9 +28,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import fold_data
 
@@ -55,8 +54,7 @@ MODES = ("words", "chars", "off")
 _mode = "words"
 
 
-@dataclass(frozen=True)
-class _Tables:
+class _Tables(NamedTuple):
     chars: dict[int, int]
     words: dict[str, str]  # folded Traditional word → folded mainland word
     trad_only: frozenset[str]  # characters only Traditional text uses
@@ -116,7 +114,10 @@ def _fold_one(char: str) -> str:
 
 def has_traditional(text: str) -> bool:
     """Whether `text` holds a character only Traditional text uses (a fast test first:
-    Simplified and non-Chinese text never takes alternatives)."""
+    Simplified and non-Chinese text never takes alternatives). ASCII text holds none: the
+    tables are not built for it (an English search need not)."""
+    if text.isascii():
+        return False
     t = _tables()
     return bool(t.words) and not t.trad_only.isdisjoint(text)
 
@@ -139,10 +140,11 @@ def takes_alternatives(run: str, run_script: str) -> bool:
     return run_script == "trad" and not is_japanese(run)
 
 
-@dataclass(frozen=True, slots=True)
-class Alternative:
+class Alternative(NamedTuple):
     """The mainland spelling of a window of a text: `text` stands for text[start:end], and
-    `spans` gives each of its characters the span of the text it stands for."""
+    `spans` gives each of its characters the span of the text it stands for. (This module's
+    records are NamedTuples: a search imports it, and a NamedTuple costs a cold process
+    less to define than a dataclass.)"""
 
     text: str
     start: int

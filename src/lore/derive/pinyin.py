@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, product
-from typing import Any
+from typing import Any, NamedTuple
 
 from .fold import fold_char
 from .tokenize import is_cjk_char, normalize_word
@@ -33,12 +32,39 @@ MAX_READINGS = 2  # per character: pypinyin lists the common ones first
 MAX_VARIANTS = 8  # reading variants of each suffix's keys
 MAX_KEY = 48  # characters of a key: longer query words than that are not pinyin
 _RUN = re.compile(r"[^\W_]+")
+# Every reading a unit can have: pypinyin's syllables without tones (ü as v), and u for v
+# (_with_u); its one reading that is not ASCII (ê) no query word can type. A query word
+# that no run of these spells spells no name (lore.retrieve.pinyin.may_spell), so a
+# search need not read the names' pinyin for it. tests/unit/test_pinyin.py checks the list
+# against pypinyin's dictionaries.
+SYLLABLES = frozenset(
+    """a ai an ang ao ba bai ban bang bao bei ben beng bi bian biang biao bie bin bing bo bong
+    bu ca cai can cang cao ce cei cen ceng cha chai chan chang chao che chen cheng chi chong
+    chou chu chua chuai chuan chuang chui chun chuo ci cong cou cu cuan cui cun cuo da dai
+    dan dang dao de dei den deng di dia dian diao die din ding diu dong dou du duan dui dun
+    duo e ei en eng er fa fan fang fei fen feng fiao fo fou fu ga gai gan gang gao ge gei
+    gen geng gong gou gu gua guai guan guang gui gun guo ha hai han hang hao he hei hen heng
+    hm hng hong hou hu hua huai huan huang hui hun huo ji jia jian jiang jiao jie jin jing
+    jiong jiu ju juan jue jun ka kai kan kang kao ke kei ken keng kong kou ku kua kuai kuan
+    kuang kui kun kuo la lai lan lang lao le lei len leng li lia lian liang liao lie lin
+    ling liu lo long lou lu luan lue lun luo lv lve m ma mai man mang mao me mei men meng mi
+    mian miao mie min ming miu mo mou mu n na nai nan nang nao ne nei nen neng ng ni nia
+    nian niang niao nie nin ning niu nong nou nu nuan nue nun nuo nv nve o ou pa pai pan
+    pang pao pei pen peng pi pian piao pie pin ping po pou pu qi qia qian qiang qiao qie qin
+    qing qiong qiu qu quan que qun ran rang rao re ren reng ri rong rou ru rua ruan rui run
+    ruo sa sai san sang sao se sen seng sha shai shan shang shao she shei shen sheng shi
+    shou shu shua shuai shuan shuang shui shun shuo si song sou su suan sui sun suo ta tai
+    tan tang tao te tei teng ti tian tiao tie ting tong tou tu tuan tui tun tuo wa wai wan
+    wang wei wen weng wo wong wu xi xia xian xiang xiao xie xin xing xiong xiu xu xuan xue
+    xun ya yan yang yao ye yi yin ying yo yong you yu yuan yue yun za zai zan zang zao ze
+    zei zen zeng zha zhai zhan zhang zhao zhe zhei zhen zheng zhi zhong zhou zhu zhua zhuai
+    zhuan zhuang zhui zhun zhuo zi zong zou zu zuan zui zun zuo""".split()
+)
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):
     """One token of a name: a Chinese character with its readings, or another token that
-    only matches itself (`readings` empty)."""
+    only matches itself (`readings` empty). A NamedTuple: a search decodes hundreds."""
 
     readings: tuple[str, ...]
     literal: str  # the token as the index writes it (a folded character, a word)

@@ -20,7 +20,6 @@ from collections import Counter
 from functools import lru_cache
 from typing import NamedTuple
 
-from ..ingest.markdown import prose
 from .tokenize import cjk_count, has_cjk, segmenter, terms
 
 TAGS_VERSION = "2"  # 2: no keyword from a named file's extension ("md")
@@ -169,6 +168,8 @@ def heuristic_tags(title: str, text: str, k: int = MAX_NOTE_TAGS) -> list[str]:
     """Up to `k` keywords of a note (title counted twice), strongest first, deterministic.
     Only prose counts: `#include` in code or `pdf` in a link's URL says nothing of what a
     note is about."""
+    from ..ingest.markdown import prose  # the whole reader: indexing needs it, a search not
+
     sample = f"{title}\n{title}\n{prose(text[:6000])[:3000]}"
     if _cjk_share(sample) >= 0.3:
         found = _zh_keywords(sample, k)

@@ -36,8 +36,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from .fold import ALT_SEPARATOR, alternatives, char_table, fold_char
 
@@ -57,37 +57,64 @@ _CJK_CLASS = (
 )
 # sre's charset optimiser walks every BMP code point of each range of a class, about a
 # millisecond per occurrence of this one in a pattern, in every process: one pattern serves
-# single characters, runs and splits (`_CJK_RUN`), and `_RUN_OR_WORD` names it five times.
+# single characters, runs and splits (`_CJK_RUN`), and `_run_or_word()` names it five times.
 _CJK_RUN = re.compile(f"([{_CJK_CLASS}]+)")  # captured: `re.split` keeps the runs
 _RUN = re.compile(r"[^\W_]+")
 _WORD = f"[^\\W_{_CJK_CLASS}]"  # a word character that is not CJK
 OPTION_SIGN = "\u2212"  # the dash of an option's token (see above)
 ESCAPE_SIGN = "\u29f5"  # the backslash of an escape's token: ⧵1 (no text's word holds it)
 AMPERSAND = "\uff06"  # a lone & as a token: ＆ (FTS5's ascii tokenizer keeps it whole)
+
+
 # A run of CJK characters, an escape, a lone &, an option (dashes after no word character,
 # dash or dot), a name after a dot (".NET" after no word character or dot, not ".5"), or
 # a run of other word characters with the symbol that is part of its name ("C++", "C#"
 # before no word character). Every branch starts with its character (or class), so the
 # engine tries one only where that character stands; the option and the dotted name are
 # one branch, sharing their lookbehind, so the non-CJK word class is in the pattern four
-# times, not five (see _CJK_RUN).
-_RUN_OR_WORD = re.compile(
-    f"[{_CJK_CLASS}]+"
-    r"|\\(?<!\\\\)[A-Za-z0-9](?![A-Za-z0-9])"  # an escape: \1, \n (not \section, not \\1)
-    f"|&(?<![\\w&]&)(?![\\w&])"  # a lone & (not R&D, &amp;, &&)
-    f"|[-.](?<!{_WORD}[-.])"  # neither after a word character
-    f"(?:(?<=-)(?<![-_.]-)-?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run
-    f"|(?<=\\.)(?<!\\.\\.)(?!\\d){_WORD}+)"  # a name after a dot: .NET, not .5
-    f"|{_WORD}+(?:(?:\\+\\+|#)(?!{_WORD}|[#+]))?"  # one pass: the suffix is optional
-)
+# times, not five (see _CJK_RUN). The CJK run is the one named group: `match.lastgroup`
+# says which kind of piece a match is, where matching the piece again cost every word.
+def _branches(word: str) -> str:
+    """The pattern's branches after the CJK run, with `word` as its word character class."""
+    return (
+        r"\\(?<!\\\\)[A-Za-z0-9](?![A-Za-z0-9])"  # an escape: \1, \n (not \section, not \\1)
+        + r"|&(?<![\w&]&)(?![\w&])"  # a lone & (not R&D, &amp;, &&)
+        + f"|[-.](?<!{word}[-.])"  # neither after a word character
+        + r"(?:(?<=-)(?<![-_.]-)-?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"  # an option: -t, --dry-run
+        + f"|(?<=\\.)(?<!\\.\\.)(?!\\d){word}+)"  # a name after a dot: .NET, not .5
+        + f"|{word}+(?:(?:\\+\\+|#)(?!{word}|[#+]))?"  # one pass: the suffix is optional
+    )
+
+
+@lru_cache(maxsize=1)
+def _run_or_word() -> re.Pattern[str]:
+    """The pattern for text with CJK characters, compiled when a text first holds one: the
+    class costs about a millisecond per occurrence (see _CJK_RUN)."""
+    return re.compile(f"(?P<cjk>[{_CJK_CLASS}]+)|" + _branches(_WORD))
+
+
+# The same pattern for text without a CJK character: there every word character is a
+# non-CJK one, so it matches what _run_or_word() matches, and a cold process that reads
+# no CJK text (an English query, vault and snippets) never compiles the CJK class for it.
+_NO_CJK_RUN_OR_WORD = re.compile(_branches(r"[^\W_]"))
+
+
+def _pieces(text: str) -> re.Pattern[str]:
+    """The run-or-word pattern for `text` (the cheap one when it holds no CJK character;
+    an ASCII text is known to hold none without a scan)."""
+    if text.isascii() or not _CJK_RUN.search(text):
+        return _NO_CJK_RUN_OR_WORD
+    return _run_or_word()
+
+
 _SYMBOL_SUFFIXES = (("++", "pp"), ("#", "sharp"))
 _ASCII_ALPHA = re.compile(r"[a-z]+")
 _MAX_WORD = 64  # longer "words" are base64 blobs or hashes: cut, never dropped silently
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """A normalised term and the span [start, end) of the original text it came from."""
+class Token(NamedTuple):
+    """A normalised term and the span [start, end) of the original text it came from (a
+    NamedTuple: cheaper than a dataclass for a cold process to define and to make)."""
 
     term: str
     start: int
@@ -173,10 +200,10 @@ def token_spans(text: str, *, with_alternatives: bool = False) -> list[tuple[str
     out: list[tuple[str, int, int]] = []
     append = out.append
     runs: list[tuple[int, str]] = []
-    for match in _RUN_OR_WORD.finditer(text):
+    for match in _pieces(text).finditer(text):
         piece = match.group()
         start = match.start()
-        if _CJK_RUN.match(piece):
+        if match.lastgroup:  # a CJK run
             for i, char in enumerate(piece):
                 append((fold_char(char), start + i, start + i + 1))
             runs.append((start, piece))
@@ -207,13 +234,13 @@ def wanted_spans(
     out: list[tuple[int, str, int, int]] = []
     append = out.append
     runs: list[tuple[int, str]] = []
-    chars = char_table()
+    chars: dict[int, int] | None = None  # the fold table, fetched at the first CJK run
     # Per spelling of a word: its number of tokens, and which of them are wanted where.
     spelled: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = {}
     position = 0
-    for match in _RUN_OR_WORD.finditer(text):
+    for match in _pieces(text).finditer(text):
         piece = match.group()
-        if not _CJK_RUN.match(piece):
+        if not match.lastgroup:  # not a CJK run
             seen = spelled.get(piece)
             if seen is None:
                 words = normalize_word(piece)
@@ -234,6 +261,8 @@ def wanted_spans(
         # (fold_char is NFKC, then the table; a character NFKC changes never stands in
         # normalised text): one call, and a run holding no wanted term is skipped.
         if unicodedata.is_normalized("NFKC", piece):
+            if chars is None:
+                chars = char_table()
             folded = piece.translate(chars)
             if not wanted.isdisjoint(folded):
                 for i, term in enumerate(folded):
@@ -278,9 +307,9 @@ def terms(text: str, *, with_alternatives: bool = False) -> list[str]:
     out: list[str] = []
     extend = out.extend
     runs: list[tuple[int, str]] = []
-    for match in _RUN_OR_WORD.finditer(text):
+    for match in _pieces(text).finditer(text):
         piece = match.group()
-        if _CJK_RUN.match(piece):
+        if match.lastgroup:  # a CJK run
             extend(map(fold_char, piece))
             runs.append((match.start(), piece))
         else:

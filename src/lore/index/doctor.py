@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import quoted_safely
 from ..ingest.scan import scan_vault
-from ..model import Skipped
+from ..model.sync import Skipped
 from ..store.base import Store
 from ..store.sqlite import default_db_path
 from .doctor_checks import (

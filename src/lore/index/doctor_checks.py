@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LoreError, quoted_safely
-from ..model import Skipped
+from ..model.sync import Skipped
 from ..store.base import Store
 from ..store.sqlite import TOKENIZER_VERSION
 

@@ -14,7 +14,7 @@ from ..derive.passages import PASSAGE_VERSION, NoteText, note_texts
 from ..derive.summary import base_summary
 from ..derive.tags import TAGS_VERSION, heuristic_tags, tag_key
 from ..store.base import PlannedText, Store
-from ..store.rows import NoteSource
+from ..store.vector_rows import NoteSource
 
 VERSION = f"tags{TAGS_VERSION}.passages{PASSAGE_VERSION}"
 Progress = Callable[[int, int, str], None]

@@ -30,7 +30,7 @@ from ..derive.summary import base_summary
 from ..ingest.parse import Problem, parse_note
 from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import FileStat, clamp_stat, scan_vault
-from ..model import Skipped, SyncReport
+from ..model.sync import Skipped, SyncReport
 from ..store.base import Store
 from ..store.note_rows import NoteRow, StoredStat, Unreadable
 from ..store.sqlite import TOKENIZER_VERSION

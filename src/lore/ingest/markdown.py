@@ -17,17 +17,19 @@ import datetime as dt
 import posixpath
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import unquote
+
+# The inline part of the reader (links, comments, what points rather than says) is a
+# module of its own, lore.ingest.inline: a search cuts snippets with it and never reads a
+# note line by line.
+from .inline import IMAGES_LINKS_URLS, MD_LINK, TAGS_COMMENTS, WIKILINK, strip_markup
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 # A code fence at any indentation (fences inside list items are indented past 3 spaces),
 # inside a block quote / callout, or opening a list item ("- ```c", as outliners write);
 # a backtick fence's info string holds no backtick, so "```x```" is inline code.
 FENCE = re.compile(r"^[ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*(?:(`{3,})(?!.*`)|(~{3,}))")
-# [[target#anchor|shown]] and ![[embed]]: target (may be empty: [[#Heading]]), anchor, shown.
-WIKILINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
-MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\(([^()\s]*)\)")
 
 # What is never a tag's context: inline code, wikilinks and embeds, link targets, URLs,
 # comments. Replaced by a space before tags are looked for.
@@ -78,20 +80,12 @@ _HTML_WHOLE_TAG_LINE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):  # a tuple: one per line of every note, and cheap to define
     number: int  # 1-based line of the file
     text: str  # without the line break
     offset: int  # character offset of the line in the body
     code: bool  # inside a fenced code block (or a fence line)
     html: bool = False  # inside an HTML block (see _HTML_BLOCK_START)
-
-
-def strip_markup(text: str) -> str:
-    """Plain text of a short Markdown fragment: links to their text, emphasis removed."""
-    text = WIKILINK.sub(lambda m: (m.group(3) or m.group(1) or "").strip(), text)
-    text = MD_LINK.sub(lambda m: m.group(1), text)
-    return re.sub(r"(\*\*|__|`)", "", text).strip()
 
 
 def _fence_after(fence: str | None, text: str) -> tuple[str | None, bool]:
@@ -144,30 +138,10 @@ def _html_block_opened(text: str, after_text: bool) -> str | None:
     return None
 
 
-# What a note points at rather than says: images and embeds, link targets, URLs, HTML tags
-# and comments (each within a line). Link text stays. Only the three parts that start with
-# "<" can match at the same place (kept in this order), so adding inline code between the
-# groups below changes nothing else they match.
-_IMAGES_LINKS_URLS = (
-    r"!\[[^\]\n]*\]\([^)\n]*\)"  # ![alt](image.png)
-    r"|!\[\[[^\]\n]*\]\]"  # ![[embed.png]]
-    r"|\]\([^)\n]*\)"  # the target of [text](target)
-    r"|<[a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*>"  # <https://autolink>
-    r"|\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*"  # bare URLs
-)
-# An Obsidian or HTML comment within a line: hidden when the note is read.
-COMMENT = re.compile(r"%%.*?%%|<!--.*?-->")
-_TAGS_COMMENTS = r"|</?[a-zA-Z][^<>\n]*>" + "|" + COMMENT.pattern  # HTML tags, comments
-_POINTERS = re.compile(_IMAGES_LINKS_URLS + _TAGS_COMMENTS)
-# ... and, with inline code, what a note quotes or points at rather than says.
-_NOT_PROSE = re.compile(_IMAGES_LINKS_URLS + r"|(`+).*?(?<!`)\1(?!`)" + _TAGS_COMMENTS)
-
-
-def pointer_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of `text` (sorted, disjoint) that point at something rather than say it:
-    images and embeds, link targets, URLs, HTML tags, comments. A plugin note's badges are
-    all of these: its words are in the prose below them."""
-    return [match.span() for match in _POINTERS.finditer(text)]
+# What a note quotes or points at rather than says: lore.ingest.inline's pointers, and
+# inline code (only the pointers' three parts that start with "<" can match at the same
+# place as each other, so inline code between the groups changes nothing else they match).
+_NOT_PROSE = re.compile(IMAGES_LINKS_URLS + r"|(`+).*?(?<!`)\1(?!`)" + TAGS_COMMENTS)
 
 
 # The extension of a file named in the text ("01-intro.md", "report.pdf"): a link's text is

@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from ..model import Heading
+from ..model.sync import Heading
+from .inline import strip_markup
 from .markdown import (
     HEADING,
     as_date,
@@ -26,7 +27,6 @@ from .markdown import (
     iter_lines,
     line_tags,
     note_link_targets,
-    strip_markup,
 )
 from .markdown import wikilink_targets as _wikilink_targets
 

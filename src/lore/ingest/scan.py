@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model import Skipped
+from ..model.sync import Skipped
 from .ignore import IgnoreRules, Ignores, is_virtualenv
 from .safe_read import FileRefused, kind_of, open_in_vault, read_at_most
 

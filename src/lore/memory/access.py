@@ -10,9 +10,8 @@ characters including `/`, `?` one character, `[abc]` / `[!abc]` a set; a pattern
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # read when a principal's rules are (not by the owner's search)
     from .settings import MemorySettings
@@ -44,9 +43,9 @@ def _patterns(rule: str) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class Access:
-    """What one caller may see. `patterns` None: everything (no principal given)."""
+class Access(NamedTuple):
+    """What one caller may see. `patterns` None: everything (no principal given). A
+    NamedTuple: every search makes one, and it costs a cold process less than a dataclass."""
 
     principal: str | None
     patterns: tuple[str, ...] | None

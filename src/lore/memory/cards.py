@@ -17,19 +17,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..ingest.inline import MD_LINK, WIKILINK, strip_markup
 from ..ingest.markdown import (
     HEADING,
-    MD_LINK,
-    WIKILINK,
     Line,
     as_date,
     bullet,
     iter_lines,
     leading_date,
-    strip_markup,
 )
+from .keys import fold_key
 from .markdown import field as card_field
-from .markdown import fold_key, split_heading, split_list
+from .markdown import split_heading, split_list
 
 _SECTION_CARD = re.compile(r"^(.+?)\s*[（(]\s*([^()（）]{1,24}?)\s*[)）]$")
 _RELATION_HEADINGS = {"关系", "relations", "related", "links", "关联"}

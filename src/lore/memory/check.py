@@ -22,7 +22,8 @@ from ..safe_write import open_folder
 from .access import Access, access_for
 from .derive import is_daily
 from .entities import Entities
-from .markdown import block_id, fold_key, link_key, slug, split_heading
+from .keys import fold_key, link_key
+from .markdown import block_id, slug, split_heading
 from .model import CheckReport, Finding
 from .settings import MAX_DAYS
 

@@ -20,7 +20,7 @@ from ..store.base import Store
 from ..store.note_rows import NoteText
 from .cards import in_folder, parse_cards
 from .entries import parse_core, parse_daily
-from .markdown import fold_key, link_key
+from .keys import fold_key, link_key
 from .mentions import Matcher, forms
 from .registry import Registry
 from .settings import MemorySettings

@@ -15,7 +15,7 @@ from typing import Any
 from ..store.base import Store
 from .access import Access
 from .decay import decay_weight
-from .markdown import fold_key, link_key
+from .keys import fold_key, link_key
 from .registry import EntityInfo, Registry
 from .settings import MemorySettings
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ingest.markdown import HEADING, WIKILINK, Line, bullet, iter_lines, strip_markup
-from .markdown import fold_key, split_heading
+from ..ingest.inline import WIKILINK, strip_markup
+from ..ingest.markdown import HEADING, Line, bullet, iter_lines
+from .keys import fold_key
+from .markdown import split_heading
 
 _TIME = re.compile(r"^(\d{1,2}:\d{2}(?::\d{2})?)\s*(?:·\s*)?")
 _META_KEYS = ("status", "trust", "source", "entities")

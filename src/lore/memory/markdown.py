@@ -1,17 +1,17 @@
 """Readers the memory parsers add to the shared Markdown reader (lore.ingest.markdown, whose
-lines, headings, list items, wikilinks and dates they use): name keys, headings with
-explicit ids, block ids, slugs and `- **label**: value` fields. Pure functions."""
+lines, headings, list items, wikilinks and dates they use): headings with explicit ids,
+block ids, slugs and `- **label**: value` fields; the name keys are lore.memory.keys.
+Pure functions."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
-from ..ingest.markdown import strip_markup
+from ..ingest.inline import strip_markup
+from .keys import fold_key
 
 _EXPLICIT_ID = re.compile(r"[ \t]*\{#([A-Za-z0-9][\w\-.:]*)\}[ \t]*$")
 _BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9][\w\-]*)[ \t]*$")
-_NON_WORD = re.compile(r"[\W_]+")
 _SLUG_DROP = re.compile(r"[^\w\- ]+")
 
 # Field labels of entity cards, Chinese and English, folded → canonical field.
@@ -44,27 +44,6 @@ FIELD_LABELS = {
     "status": "status",
 }
 _FIELD = re.compile(r"^(?:\*\*|__)?([^*_:：\n]{1,24}?)(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*(.*)$")
-
-
-def fold_key(text: str) -> str:
-    """The matching key of a name: NFKC, case-folded, diacritics and every non-word
-    character removed, so "Zhang San", "zhang-san" and "ZhangSan" share one key."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    if not folded.isascii():
-        decomposed = unicodedata.normalize("NFKD", folded)
-        folded = unicodedata.normalize(
-            "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
-        )
-    return _NON_WORD.sub("", folded)
-
-
-def link_key(target: str) -> str:
-    """The key of a wikilink target: its last path component without `.md`."""
-    name = target.strip().replace("\\", "/").rsplit("/", 1)[-1]
-    for suffix in (".md", ".markdown"):
-        if name.lower().endswith(suffix):
-            name = name[: -len(suffix)]
-    return fold_key(name)
 
 
 def split_heading(text: str) -> tuple[str, str | None]:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .markdown import fold_key
+from .keys import fold_key
 
 _WORDS = re.compile(r"[^\W_]+")
 _SEP = r"[\s\-_.·・]+"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..ingest.markdown import HEADING, date_from_name
 from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import scan_vault
-from ..model import Skipped
+from ..model.sync import Skipped
 from ..retrieve.query import plan
 from .access import Access
 from .model import MemoryHit

@@ -9,19 +9,22 @@ the entity whose *name* it is first; an alias that two entities claim resolves t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .access import Access
-from .markdown import fold_key
-from .mentions import Matcher
+from .keys import fold_key
+
+if TYPE_CHECKING:
+    from .mentions import Matcher
 
 
-@dataclass
+# Plain classes, not dataclasses: every search builds a registry (an empty one, in a vault
+# without entity cards), and a cold process pays for each dataclass it defines.
 class EntityInfo:
-    key: str
-    defs: list[dict[str, Any]] = field(default_factory=list)  # canonical first
+    def __init__(self, key: str, defs: list[dict[str, Any]] | None = None) -> None:
+        self.key = key
+        self.defs: list[dict[str, Any]] = [] if defs is None else defs  # canonical first
 
     @property
     def card(self) -> dict[str, Any]:
@@ -57,10 +60,10 @@ class EntityInfo:
         return max(values) if values else None
 
 
-@dataclass
 class Registry:
-    entities: dict[str, EntityInfo]
-    owners: dict[str, list[str]]  # alias key → entity keys claiming it (names included)
+    def __init__(self, entities: dict[str, EntityInfo], owners: dict[str, list[str]]) -> None:
+        self.entities = entities
+        self.owners = owners  # alias key → entity keys claiming it (names included)
 
     @classmethod
     def build(cls, rows: list[dict[str, Any]], access: Access | None = None) -> Registry:
@@ -102,6 +105,8 @@ class Registry:
     @cached_property
     def matcher(self) -> Matcher:
         """Finds every unambiguous spelling in a text (built once per registry)."""
+        from .mentions import Matcher  # the scanner: only a registry with entities needs it
+
         return Matcher(self.spellings())
 
     def conflicts(self) -> dict[str, list[str]]:

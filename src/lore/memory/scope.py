@@ -8,14 +8,12 @@ not run.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..model import SearchResult
 from ..store.query import Filters
 from .access import Access, access_for
-from .markdown import fold_key
-from .mentions import Matcher
+from .keys import fold_key
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -32,6 +30,8 @@ def named_entities(query: str, registry: Registry) -> list[tuple[str, list[str]]
         out.append((query[start:end], [key]))
     conflicts = registry.conflicts()
     if conflicts:
+        from .mentions import Matcher  # only a vault with entity cards gets here
+
         shared = Matcher(
             (spelling, fold_key(spelling))
             for info in registry.entities.values()
@@ -72,7 +72,7 @@ def scope_search(
     if access.blind:
         return query, filters, SearchResult([], query=query, mode=mode, reason=access.reason)
     if access.globs is not None:
-        filters = replace(filters, allow=access.globs)
+        filters = filters._replace(allow=access.globs)
     if expand_aliases and query.strip():
         registry = services.registry(access)
         if registry.entities:

@@ -8,17 +8,17 @@ memory and memory searching back is a call through `search`, not an import circl
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..model import SearchResult, SyncReport
-from ..store.base import Store
+from ..model import SearchResult
 from .access import Access
 from .registry import Registry
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
+    from ..model.sync import SyncReport
+    from ..store.base import Store
     from .settings import MemorySettings
 
 
@@ -36,20 +36,31 @@ class Syncer(Protocol):
     def __call__(self) -> SyncReport: ...
 
 
-@dataclass
 class MemoryServices:
-    root: Path
-    store: Store
-    memory_settings: Callable[[], MemorySettings]  # as they are now (lore.settings)
-    search: Searcher
-    sync: Syncer
-    capabilities: Capabilities  # the chat model a digest may use, and its failures
-    mode: Callable[[], str]  # the capability mode searches run in now
-    highlight: tuple[str, str]
-    gitignore: bool
-    _registries: dict[tuple[tuple[int, int], tuple[str, ...] | None], Registry] = field(
-        default_factory=dict, repr=False
-    )
+    # A plain class: every search makes one, and a dataclass costs a cold process to define.
+    def __init__(
+        self,
+        *,
+        root: Path,
+        store: Store,
+        memory_settings: Callable[[], MemorySettings],  # as they are now (lore.settings)
+        search: Searcher,
+        sync: Syncer,
+        capabilities: Capabilities,  # the chat model a digest may use, and its failures
+        mode: Callable[[], str],  # the capability mode searches run in now
+        highlight: tuple[str, str],
+        gitignore: bool,
+    ) -> None:
+        self.root = root
+        self.store = store
+        self.memory_settings = memory_settings
+        self.search = search
+        self.sync = sync
+        self.capabilities = capabilities
+        self.mode = mode
+        self.highlight = highlight
+        self.gitignore = gitignore
+        self._registries: dict[tuple[tuple[int, int], tuple[str, ...] | None], Registry] = {}
 
     @property
     def settings(self) -> MemorySettings:

@@ -17,7 +17,8 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..ingest.markdown import bullet, strip_markup
+from ..ingest.inline import strip_markup
+from ..ingest.markdown import bullet
 from .access import access_for
 from .context import check_budget
 from .derive import is_daily

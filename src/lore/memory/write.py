@@ -35,7 +35,7 @@ from ..ingest.markdown import iter_lines, open_fence
 from ..safe_write import append_locked
 from .access import access_for
 from .entries import STATUSES, TRUST_LEVELS, parse_daily
-from .markdown import fold_key
+from .keys import fold_key
 from .model import Memory
 from .registry import Registry
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..capture import CaptureReport
-    from ..model import Skipped
+    from ..model.sync import Skipped
     from ..watch import WatchBatch
 
 _SHOWN_PER_REASON = 5

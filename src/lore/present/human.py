@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..model import Hit, SearchResult, Skipped, SyncReport
+if TYPE_CHECKING:
+    from ..model import Hit, SearchResult
+    from ..model.sync import Skipped, SyncReport
 
 BOLD = "\x1b[1m"
 DIM = "\x1b[2m"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Absent:
-    """No provider for this part; `reason` is shown by `lore status` and in notices."""
+class Absent(NamedTuple):
+    """No provider for this part; `reason` is shown by `lore status` and in notices. (A
+    NamedTuple: every search makes two, and it costs a cold process less than a dataclass.)"""
 
     part: str  # "embeddings" | "llm"
     reason: str

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 from ..errors import QueryError
 
@@ -60,13 +59,19 @@ def budget_ms(requested: object, env: Mapping[str, str] | None = None) -> int | 
     return parse_budget((os.environ if env is None else env).get(BUDGET_ENV), BUDGET_ENV)
 
 
-@dataclass
+# Plain classes, not dataclasses: every search makes both, and a cold process pays for
+# each dataclass it defines.
 class QueryCosts:
     """What each part of a search has cost in this process (the machine state a budget is
     decided on), and the clock it is measured with."""
 
-    clock: Callable[[], float] = time.perf_counter  # seconds
-    estimates_ms: dict[str, float] = field(default_factory=lambda: dict(FIRST_GUESS_MS))
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.perf_counter,  # seconds
+        estimates_ms: dict[str, float] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.estimates_ms = dict(FIRST_GUESS_MS) if estimates_ms is None else estimates_ms
 
     def record(self, part: str, ms: float) -> None:
         old = self.estimates_ms.get(part)
@@ -76,15 +81,15 @@ class QueryCosts:
         return QueryBudget(self, ms, self.clock())
 
 
-@dataclass
 class QueryBudget:
     """One query's budget (None: unlimited; every part runs and is still timed)."""
 
-    costs: QueryCosts
-    ms: int | None
-    started: float
-    degraded: list[str] = field(default_factory=list)
-    spent_on_parts: float = 0.0
+    def __init__(self, costs: QueryCosts, ms: int | None, started: float) -> None:
+        self.costs = costs
+        self.ms = ms
+        self.started = started
+        self.degraded: list[str] = []
+        self.spent_on_parts = 0.0
 
     def elapsed_ms(self) -> float:
         return (self.costs.clock() - self.started) * 1000

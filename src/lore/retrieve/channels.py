@@ -15,11 +15,9 @@ and an exact-term hit can never be crowded out by vector hits.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..derive.tags import tag_key
-from ..store.base import Store
 from ..store.query import Filters, TextQuery
 from .query import QueryPlan
 
@@ -27,11 +25,12 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ..store.base import Store
+
 RECENCY_HALF_LIFE_DAYS = 365.0
 
 
-@dataclass(frozen=True)
-class PassageMatch:
+class PassageMatch(NamedTuple):  # a tuple: cheaper for a cold process than a dataclass
     kind: str  # summary | passage
     start: int
     end: int

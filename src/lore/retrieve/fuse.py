@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # "vec" is the summary/passage vector channel. Modes 2 and 4 keep seed 000's defaults.
 # Modes 1 and 3 do not: seed 000's vec=0.45, fts=0.25, tag=0.15 ranked below BM25 alone on
@@ -55,8 +55,7 @@ RRF_K = 60
 QUERY_CHANNELS = ("fts", "vec", "tag_vec", "tag_lex", "name")
 
 
-@dataclass(frozen=True)
-class Fused:
+class Fused(NamedTuple):  # a tuple: a search fuses hundreds
     note_id: int
     score: float
     raw: dict[str, float]  # channel -> raw score (fts BM25, cosine, matched share, ...)

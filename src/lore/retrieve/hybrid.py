@@ -9,13 +9,11 @@ finishes in the next lower mode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..capabilities import MODES, mode_for, mode_parts
-from ..derive.summary import author_summary
 from ..errors import LoreError, QueryError
-from ..model import Explain, SearchResult
+from ..model import SearchResult
 from ..providers.none import Absent
 from ..store.note_llm import Shown, fields_of
 from ..store.query import Filters
@@ -44,6 +42,7 @@ from .snippet import Evidence, build_evidence, folded_matches, head_evidence, ma
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
+    from ..model.explain import Explain
 
 # The candidate pool does not follow the limit up to STABLE_LIMIT (the largest page of the
 # web API; MCP and the CLI's default pages are smaller): the hits of a shorter list are the
@@ -59,9 +58,9 @@ FTS_DEPTH = 5
 CANDIDATES_WANTED = POOL * FTS_DEPTH
 
 
-@dataclass
-class Channels:
-    """Every channel's raw score for every note of the pool, and the best passages."""
+class Channels(NamedTuple):
+    """Every channel's raw score for every note of the pool, and the best passages (a
+    NamedTuple: cheaper for a cold process to define than a dataclass)."""
 
     pool: list[int]
     raw: dict[str, dict[int, float]]
@@ -70,8 +69,8 @@ class Channels:
     sources: dict[str, list[int]]  # channel -> the candidates it brought
     plan: QueryPlan  # the full-text plan as run (widened when the rare terms found few)
     fts_found: int  # notes the full-text ranking returned (all that match, when short)
-    pinyin: dict[int, PinyinMatch] = field(default_factory=dict)  # names the query spelled
-    parts: dict[int, BestSection] = field(default_factory=dict)  # each note's best part
+    pinyin: dict[int, PinyinMatch]  # names the query spelled
+    parts: dict[int, BestSection]  # each note's best part
 
 
 def resolve_mode(active: str, requested: str | None) -> str:
@@ -399,6 +398,8 @@ def _explainer(
     llm_fields: dict[int, Shown],
     parts: dict[int, BestSection],
 ) -> Any:
+    from ..model.explain import Explain  # made only for --explain
+
     def explain(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         f = fused[nid]
         text = f"{row.title}\n{' '.join(row.tags)}\n{row.body}"
@@ -465,6 +466,8 @@ def vector_text(match: ch.PassageMatch | None, row: HitRow, fields: Shown | None
         return "a passage" + (f" (§ {match.heading})" if match.heading else "")
     if match.kind == "llm_summary":
         return f"the summary by the LLM ({fields.model})" if fields else "the summary by the LLM"
+    from ..derive.summary import author_summary  # reads the note line by line: --explain only
+
     if author_summary(row.frontmatter, row.body, row.title) is not None:
         return "the author's summary (front matter)"
     return "the summary: head and tail of the text"

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..derive.fields import note_names
 from ..derive.tokenize import is_cjk_char, terms
-from ..store.base import Store
 from ..store.query import Filters, TextQuery
-from .pinyin import PinyinMatch, best_match, lookup_words, pinyin_words
+from .pinyin import PinyinMatch, best_match, lookup_words, may_spell, pinyin_words
 from .query import _EN_STOP, _ZH_STOP_CHARS, QueryPlan
+
+if TYPE_CHECKING:  # the store's Protocol: annotations only (a search does not import it)
+    from ..store.base import Store
 
 # Words a name holds that say nothing about it ("The", "的"): they count on neither side.
 _FILLER = frozenset(_EN_STOP | _ZH_STOP_CHARS)
@@ -93,7 +96,7 @@ def name_candidates(store: Store, plan: QueryPlan, filters: Filters, pool: int) 
     if plan.generating:
         query = TextQuery(tuple(t.tokens for t in plan.generating), fields=("title",))
         ids = store.name_candidates(query, filters, pool)
-    spelled = lookup_words(_spelled(plan))
+    spelled = [w for w in lookup_words(_spelled(plan)) if may_spell(w)]
     if spelled:
         ids += store.pinyin_candidates(spelled, filters, pool)
     return list(dict.fromkeys(ids))
@@ -124,7 +127,9 @@ def name_scores(
         if best > 0:
             scores[row.id] = best
     spelled = _spelled(plan)
-    if spelled:
+    # Only when a word may spell a name ("history of the university" spells none): the
+    # others spell nothing, though each counts in `total` when one does.
+    if any(map(may_spell, spelled)):
         # Every query word counts once: its Latin words as written, its CJK characters.
         total = len(spelled) + sum(1 for w in wanted if is_cjk_char(w[0]))
         for nid, spelt in store.pinyin_names(ids).items():

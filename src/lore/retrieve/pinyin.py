@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
-from ..derive.pinyin import MAX_KEY, Unit, decode_units
+from ..derive.pinyin import MAX_KEY, SYLLABLES, Unit, decode_units
 from ..store.rows import PinyinName
 
 PINYIN_WEIGHT = 0.9
@@ -44,6 +45,33 @@ def pinyin_words(text: str) -> list[str]:
         if word.isascii() and word.isalpha():
             out.append(word)
     return out
+
+
+@lru_cache(maxsize=1)
+def _syllable_heads() -> tuple[frozenset[str], frozenset[str], int]:
+    """(every non-empty beginning of a syllable, every letter a syllable starts with, the
+    longest syllable's length)."""
+    heads = frozenset(s[:k] for s in SYLLABLES for k in range(1, len(s) + 1))
+    return heads, frozenset(s[0] for s in SYLLABLES), max(map(len, SYLLABLES))
+
+
+def may_spell(word: str) -> bool:
+    """Whether `word` can spell anything at all (see match): as initials, every letter
+    starts a syllable (zh, ch, sh too: h starts one); as full pinyin, it is syllables one
+    after another, the last one possibly cut short. False for most English words
+    ("history", "university"): the query's names need not be read for them. Exact: a
+    reading is one of SYLLABLES, so a word this refuses spells no unit, and is the
+    beginning of no key."""
+    heads, letters, longest = _syllable_heads()
+    if letters.issuperset(word):
+        return True
+    starts = {0}  # where a run of whole syllables from the word's start ends
+    for at in range(len(word)):
+        if at in starts:
+            if word[at:] in heads:
+                return True
+            starts.update(at + n for n in range(1, longest + 1) if word[at : at + n] in SYLLABLES)
+    return False
 
 
 def lookup_words(words: list[str]) -> list[str]:
@@ -97,8 +125,7 @@ def _initials(word: str, units: list[Unit], i: int) -> int:
     return best
 
 
-@dataclass(frozen=True)
-class PinyinMatch:
+class PinyinMatch(NamedTuple):  # a tuple: cheaper for a cold process than a dataclass
     score: float
     name: str
     words: tuple[str, ...]  # the query words that spelled it

@@ -8,11 +8,9 @@ with the same extractor that tags notes, so query tags and note tags meet on the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..derive.tags import query_keywords
-from ..providers.base import ProviderError
 from .query import _ZH_FILLER_RE, split_exclusions
 
 if TYPE_CHECKING:
@@ -39,11 +37,10 @@ _EN_FILLER = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class SearchPlan:
+class SearchPlan(NamedTuple):  # a tuple: cheaper for a cold process than a dataclass
     text: str
     refine: str
-    tags: list[str] = field(default_factory=list)
+    tags: list[str]
     planner: str = "heuristic"  # heuristic | llm
 
 
@@ -65,6 +62,7 @@ def llm_plan(
 ) -> SearchPlan:
     """The LLM's plan (cached). Raises ProviderError on any failure or invalid answer."""
     from ..index.llm_cache import cached_answer, string_list  # deferred: modes 1-2 only
+    from ..providers.base import ProviderError
 
     asked = split_exclusions(text)[0]
     if not asked.strip():  # only exclusions: nothing to plan, nothing to ask

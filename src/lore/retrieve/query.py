@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..derive.fold import alternatives, fold, has_traditional, is_japanese, script
 from ..derive.tokenize import (
@@ -124,13 +125,16 @@ class QueryTerm:
         return " ".join(self.tokens)
 
 
-@dataclass(frozen=True)
-class QueryPlan:
+class QueryPlan(NamedTuple):
+    """A query's terms as searched (a NamedTuple: a search makes several, and the class
+    costs a cold process less than a dataclass; QueryTerm stays one, its `surface` is no
+    part of its equality)."""
+
     text: str
     terms: list[QueryTerm]  # every term that scores, in query order
     # Of `terms`: too common to bring candidates (lore.retrieve.search.prune), rarest first.
     score_only: tuple[QueryTerm, ...] = ()
-    excluded: list[QueryTerm] = field(default_factory=list)  # -word: no hit holds these
+    excluded: Sequence[QueryTerm] = ()  # -word: no hit holds these
     # Stop words and spoken filler of the query, not searched (what plan() left out).
     left_out: tuple[str, ...] = ()
 

@@ -8,17 +8,20 @@ the same order.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..derive.fold import has_traditional
 from ..errors import QueryError
-from ..model import Explain, Hit, SearchResult
-from ..store.base import Store
+from ..model import Hit, SearchResult
 from ..store.query import Filters
 from ..store.rows import HitRow
 from .query import QueryPlan, QueryTerm, plan, shown_exclusions, shown_query
 from .snippet import SCAN_LIMIT_CHARS, Evidence, Match, build_evidence, find_matches, matched_in
+
+if TYPE_CHECKING:  # annotations only (a search does not import the store's Protocol)
+    from ..model.explain import Explain
+    from ..store.base import Store
 
 DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "tags": 3.0, "summary": 1.0, "body": 1.0}
 MAX_DF_RATIO = 0.1
@@ -36,12 +39,11 @@ MAX_CATEGORY_CHARS = 200
 _DATE_ARG = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
-@dataclass(frozen=True)
-class SearchOptions:
+class SearchOptions(NamedTuple):  # a tuple: cheaper for a cold process than a dataclass
     limit: int = 10
     explain: bool = False
     markers: tuple[str, str] = ("«", "»")
-    field_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
+    field_weights: Mapping[str, float] = DEFAULT_FIELD_WEIGHTS  # read, never changed
     mode: str = "mode4"
     max_df_ratio: float = MAX_DF_RATIO
 
@@ -270,6 +272,8 @@ def search(store: Store, text: str, filters: Filters, options: SearchOptions) ->
             else {}
         )
         rows = load_hit_rows(store, [nid for nid, _ in ranked])
+
+    from ..model.explain import Explain  # made only for --explain
 
     def explain_for(nid: int, evidence: Evidence, row: HitRow) -> Explain:
         hit_terms = set(evidence.matched) | matched_in(

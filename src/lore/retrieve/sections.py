@@ -32,16 +32,17 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
 
-from ..ingest.markdown import strip_markup
-from ..store.base import Store
+from ..ingest.inline import strip_markup
 from ..store.query import Filters, TextQuery
 from .query import QueryPlan
 
+if TYPE_CHECKING:  # the store's Protocol: annotations only (a search does not import it)
+    from ..store.base import Store
 
-@dataclass(frozen=True)
-class BestSection:
+
+class BestSection(NamedTuple):  # a tuple: a search ranks hundreds of parts
     score: float
     start: int  # the part's span in the body
     end: int
@@ -57,7 +58,7 @@ def part_query(plan: QueryPlan) -> TextQuery:
     """The plan as parts are ranked by: its candidate-bringing terms, counted as the whole
     note's ranking counts them (a backup character at 1/BACKUP_SHARE), without the terms
     that only score."""
-    return replace(plan.text_query, score_only=())
+    return plan.text_query._replace(score_only=())
 
 
 def best_sections(

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..derive.tokenize import has_cjk, wanted_spans
-from ..ingest.markdown import COMMENT, pointer_spans, strip_markup
+from ..ingest.inline import COMMENT, pointer_spans, strip_markup
 from .query import QueryPlan, QueryTerm
 
 SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
@@ -30,8 +29,7 @@ class Match(NamedTuple):  # a tuple: a note of a million matches makes a million
     term: QueryTerm
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):  # a tuple: cheaper for a cold process than a dataclass
     snippet: str
     heading: str | None
     line: int

@@ -30,9 +30,10 @@ from .query import Filters, TextQuery
 if TYPE_CHECKING:  # annotations only: each row type is made where it is read
     from .interest_rows import ClusterRow, MemberRow, NoteInfo
     from .note_rows import NameSource, NoteRecord, NoteRow, NoteText, StoredStat, Unreadable
-    from .rows import HitRow, NameRow, NoteSource, PinyinName, TextSpan
+    from .rows import HitRow, NameRow, PinyinName
     from .token_rows import StoredToken, TokenRow
     from .transfer_rows import CachedAnswer, VectorKey
+    from .vector_rows import NoteSource, TextSpan
 
 # (kind, seq, hash, start, end, heading) of one text to embed
 PlannedText = tuple[str, int, str, int, int, str | None]

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .sql_base import SqlBase, path_glob
 
@@ -107,9 +106,9 @@ def current(store: SqlBase, ids: Sequence[int]) -> dict[int, LlmRow]:
     return out
 
 
-@dataclass(frozen=True)
-class Shown:
-    """What hits, `lore show` and MCP show of a note's fields."""
+class Shown(NamedTuple):
+    """What hits, `lore show` and MCP show of a note's fields (a NamedTuple: every search
+    reads these, and the class costs a cold process less than a dataclass: lore.store.rows)."""
 
     claims: list[dict[str, str]]  # text, evidence
     category: str | None  # the author's, else the model's

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .rows import FtsFields, NameRow
+from .rows import FtsFields
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +92,13 @@ class NoteText:
 
 
 @dataclass(frozen=True)
-class NameSource(NameRow):
+class NameSource:
     """What a note's pinyin rows are derived from (lore.index.pinyin), as stored: its
-    names, its tags and the entity cards it defines."""
+    names (a NameRow's fields), its tags and the entity cards it defines."""
 
+    id: int
+    title: str
+    frontmatter: dict[str, Any]
+    path: str
     tags: list[str]
     entity_names: list[str]  # names and aliases of the entity cards the note defines

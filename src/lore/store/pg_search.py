@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from . import pg_lexical
@@ -149,7 +148,7 @@ class PgSearch(SearchSql, PgBase):
         """note id -> (BM25 of its best part, the part's span), over the best `limit` parts
         that pass the filters (ties by part id) and every part of the `ids` notes: what
         lore.store.sqlite_search ranks over fts_sections, from the PARTS tables."""
-        lexical = pg_lexical.LexicalQuery.of(replace(query, fields=None))
+        lexical = pg_lexical.LexicalQuery.of(query._replace(fields=None))
         conn, cache = self.lexical(), self.snapshot_cache()
         where, params = _candidate_filter(
             self, filters, "SELECT p.id FROM sections p JOIN notes n ON n.id = p.note_id"

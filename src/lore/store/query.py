@@ -5,11 +5,14 @@ fragment of SQL.
     Filters    which notes may answer: tags, a path glob, a date window, access globs
     TextQuery  a lexical query over our token stream: phrases that bring candidates,
                phrases that only score them, phrases no hit may hold, optional fields
+
+Both are NamedTuples (`_replace` makes a changed copy): every search makes them, and the
+class costs a cold process less than a frozen dataclass (lore.store.rows).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 Phrase = tuple[str, ...]  # tokens of the index's stream, letters and digits only
 
@@ -21,8 +24,7 @@ Phrase = tuple[str, ...]  # tokens of the index's stream, letters and digits onl
 EVERY_NOTE = "\ue000"
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(NamedTuple):
     tags: tuple[str, ...] = ()  # case-folded; a tag also matches its sub-tags (`a` ⊃ `a/b`)
     path: str | None = None  # a glob over the vault-relative path; a folder means under it
     since: str | None = None  # YYYY-MM-DD, inclusive
@@ -41,8 +43,7 @@ class Filters:
         return bool(filtered) or self.allow is not None
 
 
-@dataclass(frozen=True)
-class TextQuery:
+class TextQuery(NamedTuple):
     """Notes holding any phrase of `terms` (and none of `excluded`), scored by BM25 over
     `terms` and `score_only`: the score-only phrases score every candidate but bring none.
     `fields` limits matching to those full-text fields (None: all of them). `counts` says

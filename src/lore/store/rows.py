@@ -1,24 +1,25 @@
-"""The row models the store hands up: plain frozen dataclasses, no SQL, no behaviour.
+"""The row models the store hands up: plain immutable records, no SQL, no behaviour.
 
 Every backend returns these same shapes (lore.store.base.Store), so nothing above the
 store knows which database answered. These are the rows a search reads; the others are
-beside them by area (note_rows: indexing and one note read back; interest_rows; the
-tokens' and transfer's rows), imported where they are used: a `lore search` process
-makes only the classes it reads (each frozen dataclass costs it about a millisecond).
+beside them by area (note_rows: indexing and one note read back; vector_rows: the
+semantic layer's; interest_rows; the tokens' and transfer's rows), imported where they are
+used: a `lore search` process makes only the classes it reads (each frozen dataclass costs
+it about half a millisecond to make). The rows here are NamedTuples, not dataclasses: a
+search makes hundreds of them, and the class itself costs a cold process a fifth of what
+a frozen dataclass does (no generated code to compile).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 # Token streams of a note's full-text fields, in FTS_COLUMNS order.
 FtsFields = tuple[str, str, str, str]
 Headings = list[tuple[int, str, int, int]]  # (level, text, body offset, file line)
 
 
-@dataclass(frozen=True)
-class HitRow:
+class HitRow(NamedTuple):
     """What a search hit is made of."""
 
     id: int
@@ -30,12 +31,11 @@ class HitRow:
     body: str
     body_line: int
     tags: list[str]
-    claims: list[str] = field(default_factory=list)  # the LLM's grounded claims (#19)
-    category: str | None = None
+    claims: list[str]  # the LLM's grounded claims (#19)
+    category: str | None
 
 
-@dataclass(frozen=True)
-class NameRow:
+class NameRow(NamedTuple):
     """What the name channel matches a query against."""
 
     id: int
@@ -44,35 +44,7 @@ class NameRow:
     path: str
 
 
-@dataclass(frozen=True)
-class NoteSource:
-    """A note's stored fields with all its tags: what its texts to embed come from."""
-
-    id: int
-    path: str
-    title: str
-    body: str
-    headings: Headings
-    summary: str
-    tags: list[str]  # every tag: front matter, inline, heuristic, llm (in that order)
-    frontmatter: dict[str, Any] = field(default_factory=dict)
-    llm_summary: bool = False  # `summary` is the LLM's (a current row has one)
-
-
-@dataclass(frozen=True)
-class TextSpan:
-    """One embedded text of a note that a vector belongs to."""
-
-    vector_id: int
-    note_id: int
-    kind: str  # summary | passage | tags
-    start: int
-    end: int
-    heading: str | None
-
-
-@dataclass(frozen=True)
-class PinyinName:
+class PinyinName(NamedTuple):
     """One name or tag of a note with its units (lore.derive.pinyin.encode_units)."""
 
     kind: str  # name (title, alias, file name, entity) | tag

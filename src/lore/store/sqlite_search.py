@@ -5,7 +5,6 @@ access rules. lore.store.search has what both backends share.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from .query import Filters, TextQuery
@@ -77,7 +76,7 @@ class SqliteSearch(SearchSql, SqliteBase):
         One statement: FTS5 computes every matching part's bm25 once (the ranking needs it
         for all of them anyway); the best `limit` and the parts of `ids` are read from that
         one pass, where asking for the `ids` apart would match the whole query again."""
-        match = fts_match(replace(query, fields=None), scored=True)
+        match = fts_match(query._replace(fields=None), scored=True)
         where, params = self.filter_sql(filters)
         join = " JOIN notes n ON n.id = matched.note_id" if where else ""
         among, among_params = self.in_ids("note_id", ids or [])

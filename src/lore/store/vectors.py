@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .base import PlannedText
-from .rows import Headings, NoteSource, TextSpan
+from .rows import Headings
 from .sql_base import SqlBase
+
+if TYPE_CHECKING:
+    from .base import PlannedText
+    from .vector_rows import NoteSource, TextSpan
 
 _UNUSED = (
     "SELECT v.id FROM vec_texts v WHERE NOT EXISTS (SELECT 1 FROM note_texts t"
@@ -39,6 +42,8 @@ class VectorSql(SqlBase):
 
     def text_spans(self, vector_ids: Iterable[int], space: str) -> list[TextSpan]:
         """The note texts these vectors belong to, by note, kind (passages first), seq."""
+        from .vector_rows import TextSpan
+
         among, params = self.in_ids("v.id", list(vector_ids))
         kinds, kind_params = self.in_list("t.kind", text_kinds(space))
         return [
@@ -144,6 +149,8 @@ class VectorSql(SqlBase):
 
     def note_sources(self, ids: list[int]) -> dict[int, NoteSource]:
         """The stored fields of these notes, with all their tags."""
+        from .vector_rows import NoteSource
+
         out: dict[int, NoteSource] = {}
         for chunk in self.chunks(ids):
             tags: dict[int, list[str]] = {}

@@ -14,19 +14,21 @@ reports) and `status`; `paths` finds the vault and its index.
 from __future__ import annotations
 
 import os
-import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import load_lore_settings, with_overrides
 from ..errors import NoIndexError, shown
 from ..providers.settings import PROVIDER_NAMES, ProviderSettings
 from ..providers.settings import with_overrides as providers_with
-from ..settings import Settings
 from ..store.sqlite import default_db_path
 from .memory import MemoryFacade
 from .notes import NoteFacade, note_json
 from .paths import broad_folder, index_path, resolve_vault
-from .status import Status, StatusFacade
+from .status import StatusFacade
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+    from .reports import Status as Status
 
 __all__ = [
     "Status",
@@ -37,6 +39,15 @@ __all__ = [
     "open_vault",
     "resolve_vault",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `Status` is made where `status()` makes one (lore.vault.reports), not by every open.
+    if name == "Status":
+        from .reports import Status
+
+        return Status
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Vault(NoteFacade, MemoryFacade, StatusFacade):
@@ -71,6 +82,8 @@ def open_vault(
     if not create and not isinstance(loaded.db, str):  # a database is asked, not looked at
         db_path = index_path(root, loaded)
         if not db_path.exists():
+            import shlex  # only to say how to make the index
+
             where = [shlex.quote(str(root))]
             if db_path != default_db_path(root):
                 where += ["--db", shlex.quote(str(db_path))]

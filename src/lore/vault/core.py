@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 from ..capabilities import Capabilities
 from ..config import LoreSettings
 from ..errors import PathError, shown
-from ..model import SearchResult, SyncReport
+from ..model import SearchResult
 from ..providers.settings import ProviderSettings
 
 if TYPE_CHECKING:
@@ -26,15 +26,17 @@ if TYPE_CHECKING:
     from ..memory.derive import MemoryViews
     from ..memory.services import MemoryServices
     from ..memory.settings import MemorySettings
+    from ..model.sync import SyncReport
+    from ..settings import Settings
+    from ..store.base import Store
 from ..retrieve.budget import QueryCosts
 from ..retrieve.budget import budget_ms as budget_ms_from
 from ..retrieve.hybrid import hybrid_search
 from ..retrieve.query import check_query
 from ..retrieve.search import SearchOptions, make_filters
-from ..settings import Settings, SettingsSource
-from ..store.base import Store
 from ..store.sqlite import TOKENIZER_VERSION, SqliteStore
 from .paths import index_path, prepare_index_folder
+from .settings import SettingsSource
 
 
 class VaultCore:
@@ -81,7 +83,7 @@ class VaultCore:
     # -- what the services are given (lore.memory, lore.interest: never the Vault) ------------
     @property
     def _memory_settings(self) -> MemorySettings:
-        """The `[memory]` and `[access]` settings (lore.settings.SettingsSource)."""
+        """The `[memory]` and `[access]` settings (lore.vault.settings.SettingsSource)."""
         return self._settings.memory()
 
     def today(self) -> dt.date:

@@ -3,7 +3,6 @@ use, writing notes (hash-guarded, then indexed) and serve's access tokens."""
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +86,8 @@ class NoteFacade(VaultCore):
                 f"{shown(ref)}: {len(named)} notes have this name: {shown_paths}",
                 hint="give one of the paths",
             )
+        import shlex  # only for the message: a one-shot search does not import it
+
         words = shlex.quote(text) if shown(text) == text else "WORDS"
         nearest = "".join(
             f"{'; closest by name: ' if i == 0 else ', '}{shown(path)} ({shown(title)})"

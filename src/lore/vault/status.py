@@ -3,54 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     # Indexing and checking are imported when called: a one-shot `lore search` process
-    # pays for what it runs (YAML, the ignore rules, the embedder are not on its path).
+    # pays for what it runs (YAML, the ignore rules, the embedder are not on its path),
+    # and the result types with them (lore.vault.reports).
     from ..index.doctor import DoctorReport
-    from ..model import SyncReport
+    from .reports import LlmRetry, Status
 
 from .core import VaultCore
-
-
-@dataclass(frozen=True)
-class Status:
-    vault: str
-    db: str
-    notes: int
-    tags: int
-    links: int
-    last_sync: str | None
-    schema_version: int
-    mode: str
-    capabilities: dict[str, str]
-    # Issue 19: notes by category (the author's, else the LLM's) and the notes' LLM fields.
-    categories: dict[str, int] = field(default_factory=dict)
-    llm_fields: dict[str, int] = field(default_factory=dict)
-    # Issue 15: the backend and its versions (Store.engine), for the owner only.
-    engine: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.__dict__.copy()
-
-
-@dataclass(frozen=True)
-class LlmRetry:
-    """What `lore llm retry` did: the notes whose failure was forgotten, the state of
-    their fields after the sync ("llm", "failed", "pending"), and that sync's report."""
-
-    retried: list[str]
-    states: dict[str, str]
-    sync: SyncReport | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "retried": self.retried,
-            "states": self.states,
-            "sync": self.sync.to_dict() if self.sync is not None else None,
-        }
 
 
 class StatusFacade(VaultCore):
@@ -62,6 +24,7 @@ class StatusFacade(VaultCore):
         from ..index.pinyin import chinese_status
         from ..store import note_llm
         from ..store.sql_base import sql_store
+        from .reports import Status
 
         mode, why = self.capabilities.mode(detail=True)
         meta = self.store.all_meta()
@@ -115,6 +78,7 @@ class StatusFacade(VaultCore):
         now (within `llm_budget` calls), else the next one does."""
         from ..store.note_llm import forget_failures, states_of
         from ..store.sql_base import sql_store
+        from .reports import LlmRetry
 
         store = sql_store(self.store)
         with store.transaction():
