@@ -356,8 +356,9 @@ class PgBase(SqlBase):
             "SELECT c.relname FROM pg_class c WHERE c.relkind = 'r'"
             " AND c.relnamespace = current_schema()::regnamespace ORDER BY c.relname"
         )
-        for (name,) in tables:
-            self.execute(f'ANALYZE "{str(name).replace(chr(34), chr(34) * 2)}"')
+        quoted = ", ".join('"' + str(name).replace('"', '""') + '"' for (name,) in tables)
+        if quoted:
+            self.execute(f"ANALYZE {quoted}")  # one statement, one round trip
 
     def _advance_sequences(self) -> None:
         for table, following in sorted(self._next_ids.items()):
