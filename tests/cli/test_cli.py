@@ -4,14 +4,11 @@ installed console script."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from cli_support import lore_process
 from click.testing import CliRunner, Result
 from conftest import json_strict, one_line_naming, write_files
 
@@ -28,7 +25,6 @@ NOTES = {
 }
 
 COMMANDS = ["index", "rebuild", "search", "show", "status", "doctor"]
-LORE = Path(sys.executable).parent / "lore"
 
 
 def run(*args: str | Path) -> Result:
@@ -318,21 +314,6 @@ def test_debug_env_shows_the_traceback(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 # -- the real console script ------------------------------------------------------------------
-
-
-def _env() -> dict[str, Any]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
-
-
-def lore_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(LORE), *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=cwd,
-        timeout=60,
-    )
 
 
 def test_console_script_index(vault: Path, tmp_path: Path) -> None:

@@ -5,31 +5,14 @@ its time (bench.realvault measures that)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import clean_env, lore_process
 from conftest import write_files
-
-LORE = Path(sys.executable).parent / "lore"
-
-
-def _env() -> dict[str, Any]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
-
-
-def lore_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(LORE), *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=cwd,
-        timeout=60,
-    )
 
 
 def test_a_chinese_search_process_loads_no_keyword_extraction(tmp_path: Path) -> None:
@@ -44,7 +27,7 @@ def test_a_chinese_search_process_loads_no_keyword_extraction(tmp_path: Path) ->
         [sys.executable, "-X", "importtime", "-m", "lore", "search", "AI 编程", "--json"],
         capture_output=True,
         text=True,
-        env=_env(),
+        env=clean_env(),
         cwd=vault,
         timeout=60,
     )
@@ -121,11 +104,11 @@ NOT_ON_THE_SEARCH_PATH = {
 }
 
 
-def _search_modules(
-    vault: Path, query: str, out: Path, env: dict[str, Any]
-) -> tuple[str, set[str]]:
+def _probe(probe: str, vault: Path, query: str, out: Path, env: dict[str, Any]) -> tuple[str, Any]:
+    """`lore search QUERY --json` in `vault` under `probe`: its output, and what the probe
+    wrote to `out` (JSON)."""
     done = subprocess.run(
-        [sys.executable, "-c", SEARCH_PROBE, str(out), "search", query, "--json"],
+        [sys.executable, "-c", probe, str(out), "search", query, "--json"],
         capture_output=True,
         text=True,
         env=env,
@@ -133,7 +116,14 @@ def _search_modules(
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout, set(json.loads(out.read_text(encoding="utf-8")))
+    return done.stdout, json.loads(out.read_text(encoding="utf-8"))
+
+
+def _search_modules(
+    vault: Path, query: str, out: Path, env: dict[str, Any]
+) -> tuple[str, set[str]]:
+    output, modules = _probe(SEARCH_PROBE, vault, query, out, env)
+    return output, set(modules)
 
 
 @pytest.mark.parametrize("query", ["AI 编程", "coding assistant"])
@@ -147,8 +137,8 @@ def test_a_search_process_imports_only_the_search_path(tmp_path: Path, query: st
         },
     )
     assert lore_process("index", vault, cwd=tmp_path).returncode == 0
-    _search_modules(vault, query, tmp_path / "first.json", _env())  # may compile the cache
-    output, modules = _search_modules(vault, query, tmp_path / "modules.json", _env())
+    _search_modules(vault, query, tmp_path / "first.json", clean_env())  # may compile the cache
+    output, modules = _search_modules(vault, query, tmp_path / "modules.json", clean_env())
     assert [h["path"] for h in json.loads(output)["hits"]][:1] == ["a.md"]
     assert "lore.retrieve.query" in modules  # the probe saw the search path
     assert not NOT_ON_THE_SEARCH_PATH & modules
@@ -162,7 +152,7 @@ def test_a_search_process_imports_only_the_search_path(tmp_path: Path, query: st
     # The same output as with the whole dictionary (a cache folder that cannot be made).
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where the cache folder would be", encoding="utf-8")
-    env = {**_env(), "XDG_CACHE_HOME": str(blocker)}
+    env = {**clean_env(), "XDG_CACHE_HOME": str(blocker)}
     whole, whole_modules = _search_modules(vault, query, tmp_path / "whole.json", env)
     assert whole == output
     assert ("rjieba" in whole_modules) == (query == "AI 编程")
@@ -202,19 +192,9 @@ def test_a_search_that_reads_no_cjk_builds_none_of_its_machinery(
         },
     )
     assert lore_process("index", vault, cwd=tmp_path).returncode == 0
-    out = tmp_path / "built.json"
-    done = subprocess.run(
-        [sys.executable, "-c", CJK_PROBE, str(out), "search", query, "--json"],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=vault,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    built = json.loads(out.read_text(encoding="utf-8"))
+    output, built = _probe(CJK_PROBE, vault, query, tmp_path / "built.json", clean_env())
     if query == "coding assistant":
-        assert [h["path"] for h in json.loads(done.stdout)["hits"]][:1] == ["a.md"]
+        assert [h["path"] for h in json.loads(output)["hits"]][:1] == ["a.md"]
         assert built == {"cjk pattern": 0, "fold tables": 0}
     else:  # a Chinese query is cut by the CJK pattern
         assert built["cjk pattern"] == 1
