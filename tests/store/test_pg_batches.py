@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import build_vault
+from pg_support import schema_rows
 
 import lore
 from lore.store import pg_batch, pg_postings
@@ -55,6 +56,47 @@ def test_many_small_batches_index_what_sqlite_does(
         store = pg.store
         assert isinstance(store, PostgresStore)
         assert store.fts_check() is None and store.df_drift() == 0
+
+
+def test_a_large_sync_defers_its_postings_and_leaves_every_row_the_direct_path_does(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync of many batches puts its postings in once, at the end, in the primary key's
+    order: every row (term ids included) what writing them batch by batch gives, and
+    primary keys smaller (batch by batch, each batch's postings split pages all over them)."""
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 9)  # dozens of batches
+    root = tmp_path / "vault"
+    write_notes(root, 240, "first")
+    flushes: list[int] = []
+    real_flush = pg_postings.flush_loaded
+
+    def counted(lexicons: Any) -> str:
+        flushes.append(len(lexicons))
+        return real_flush(lexicons)
+
+    monkeypatch.setattr("lore.store.pg_base.flush_loaded", counted)
+    sizes = {}
+    for namespace in ("direct", "deferred"):
+        with monkeypatch.context() as patch:
+            if namespace == "direct":  # each batch's postings written as it is sent
+                patch.setattr(PgBase, "_send_deferred", PgBase._send)
+            url = f"{pg_url}{'&' if '?' in pg_url else '?'}vault={namespace}"
+            with lore.open(root, db=url) as vault:
+                vault.sync()
+                store = vault.store
+                assert isinstance(store, PostgresStore)
+                assert store.fts_check() is None and store.df_drift() == 0
+                sizes[namespace] = [
+                    int(store.query(f"SELECT pg_relation_size('{index}')")[0][0])
+                    for index in ("lex_postings_pkey", "part_postings_pkey")
+                ]
+        assert flushes == ([] if namespace == "direct" else [2])  # notes' and parts', once
+    direct, deferred = (schema_rows(pg_url, n) for n in ("direct", "deferred"))
+    for rows in (direct, deferred):  # but the time of the sync
+        rows["meta"] = [r for r in rows["meta"] if not r.startswith("('last_sync'")]
+    assert direct == deferred and direct["lex_postings"] and direct["part_postings"]
+    assert all(d <= b for d, b in zip(sizes["deferred"], sizes["direct"], strict=True)), sizes
+    assert sum(sizes["deferred"]) < sum(sizes["direct"]), sizes
 
 
 def test_a_failing_batch_rolls_the_whole_sync_back(

@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
 from .pg_batch import Batch, Sender
 from .pg_cache import ReadCache
-from .pg_postings import stage_tables
+from .pg_postings import flush_loaded, stage_tables
 from .pg_schema import NOTES
 from .sql_base import SqlBase
 
@@ -153,6 +153,7 @@ class PgBase(SqlBase):
             ) from None
         self.Error = psycopg.Error
         self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
+        self._loaded: set[Lexicon] = set()  # the full-text indexes with postings deferred
         self.read_cache = ReadCache()
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
@@ -246,6 +247,7 @@ class PgBase(SqlBase):
                 self._refresh_statistics()
             except BaseException:
                 self._staged = False  # stage tables this transaction made are rolled back
+                self._loaded.clear()  # and the rows loaded into them
                 raise
             finally:
                 # Sent, or rolled back with the rest: the sender's thread is done first, so
@@ -307,19 +309,41 @@ class PgBase(SqlBase):
         if not self.in_transaction:
             self._send_batch()
         elif self._batch.full:
-            self._sender.start(self._batch, self._send)
+            # A full batch is a large sync's: its postings are deferred (pg_postings).
+            self._sender.start(self._batch, self._send_deferred)
             self._batch = Batch()
 
     def _send_batch(self) -> None:
-        """Every write made so far is in: the batch being sent, then the one held."""
+        """Every write made so far is in: the batch being sent, then the one held, then
+        the postings deferred."""
         self._sender.wait()
         if self._batch:
             self._send(self._batch)
+        if self._loaded:
+            with self._connected():
+                self._flush_loaded()
 
-    def _send(self, batch: Batch) -> None:
+    def _flush_loaded(self) -> None:
+        """The deferred postings go in (their load tables emptied)."""
+        if self._loaded:
+            self.conn.execute(flush_loaded(sorted(self._loaded, key=lambda lx: lx.postings)))
+            self._loaded.clear()
+
+    def _send_deferred(self, batch: Batch) -> None:
+        self._send(batch, defer=True)
+
+    def _send(self, batch: Batch, *, defer: bool = False) -> None:
         self._stage()
         with self._connected():
-            batch.send(self.conn)
+            if batch.dropped:
+                # A dropped note's postings are looked up in the index: the load goes first.
+                self._flush_loaded()
+            # Once a load is pending, later batches join it: the postings go in together.
+            defer = defer or bool(self._loaded)
+            lexicons = set(batch.documents)
+            batch.send(self.conn, defer=defer)
+            if defer:
+                self._loaded |= lexicons
 
     def new_ids(self, table: str, n: int) -> list[int]:
         """`n` new ids for a table's `id` column (notes, sections), given as SQLite gives

@@ -11,6 +11,13 @@ once per batch (a common word's row updated once per note would be rewritten tho
 times in one sync, each version behind the last). Syncs of one vault are serialised by its
 advisory lock (lore.store.pg_base), so no two transactions change these rows at once.
 A note's parts are written the same way to the PARTS tables (a part is a document there).
+
+A large sync (a first index, a rebuild) defers its postings: each batch resolves its terms
+and appends its postings to a temporary load table, and the postings and the document
+frequencies go in once, before anything reads them (`flush_loaded`), in the primary key's
+order. Written batch by batch, each batch's postings landed all over the primary key (a
+term's new documents after its old ones, for every term): every batch rewrote most of its
+pages and split them half full, and each term row was rewritten once per batch.
 """
 
 from __future__ import annotations
@@ -72,6 +79,11 @@ def _stage(lx: Lexicon) -> tuple[str, str]:
     return f"lore_stage_{lx.postings}", f"lore_stage_{lx.terms}"
 
 
+def _load(lx: Lexicon) -> str:
+    """The session's temporary table of deferred postings (term ids resolved)."""
+    return f"lore_load_{lx.postings}"
+
+
 def stage_tables() -> str:
     """The statement making the temporary tables the writes here and in lore.store.pg_notes
     pass through, if this session has not made them yet: its own, never seen by a reader,
@@ -85,6 +97,8 @@ def stage_tables() -> str:
             f'CREATE TEMP TABLE IF NOT EXISTS {postings} (term text COLLATE "C", doc bigint,'
             f" len integer, {tf})",
             f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df})',
+            f"CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term_id integer, doc bigint,"
+            f" len integer, {tf})",
         ]
     out += [
         f"CREATE TEMP TABLE IF NOT EXISTS {EMPTIED} (id integer)",
@@ -103,13 +117,19 @@ def id_array(values: Sequence[int]) -> str:
 
 
 def write_documents(
-    conn: Connection, documents: Sequence[tuple[int, Sequence[str]]], lx: Lexicon = NOTES
+    conn: Connection,
+    documents: Sequence[tuple[int, Sequence[str]]],
+    lx: Lexicon = NOTES,
+    *,
+    defer: bool = False,
 ) -> None:
     """Index these documents ((id, token streams in the lexicon's column order)); none of
     them may be indexed already (delete_documents first when one changed). Their terms'
     document frequencies and the index's statistics are updated set-wise: each term row
     once per batch, whatever the number of documents holding it. Three round trips: two
-    COPYs and one statement of several parts. The stage tables must exist."""
+    COPYs and one statement of several parts. The stage tables must exist. With `defer`,
+    the postings and document frequencies wait in the load table for `flush_loaded`,
+    which must run before anything reads them."""
     if not documents:
         return
     postings, terms = _stage(lx)
@@ -127,6 +147,20 @@ def write_documents(
         with cur.copy(f"COPY {lx.docs} ({lx.doc}, len, {columns}) FROM STDIN") as copy:
             for (doc_id, fields), size in zip(documents, lengths, strict=True):
                 copy.write_row((doc_id, size, *fields))
+    stats = f" UPDATE {lx.stats} SET docs = docs + {len(documents)}, tokens = tokens + {tokens};"
+    if defer:
+        # New terms get their ids here, in the order the direct path gives them, and
+        # their document frequencies (0 until then) when the load is flushed.
+        conn.execute(
+            f"ANALYZE {postings};"
+            f" INSERT INTO {lx.terms} (term) SELECT DISTINCT s.term FROM {postings} s"
+            f" WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = s.term)"
+            " ORDER BY s.term;"
+            f" INSERT INTO {_load(lx)} SELECT t.id, s.doc, s.len, {_stage_tf(lx)}"
+            f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term;"
+            f"{stats} TRUNCATE {postings}"
+        )
+        return
     df_counts = ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0)" for c in lx.columns)
     added = ", ".join(f"df_{c} = t.df_{c} + a.df_{c}" for c in lx.columns)
     conn.execute(
@@ -139,11 +173,36 @@ def write_documents(
         " ORDER BY a.term;"
         # In index order: each page of the primary key is written once per batch.
         f" INSERT INTO {lx.postings} (term_id, {lx.doc}, len, {lx.tf})"
-        f" SELECT t.id, s.doc, s.len, {', '.join(f's.tf_{c}' for c in lx.columns)}"
+        f" SELECT t.id, s.doc, s.len, {_stage_tf(lx)}"
         f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term ORDER BY t.id, s.doc;"
-        f" UPDATE {lx.stats} SET docs = docs + {len(documents)}, tokens = tokens + {tokens};"
-        f" TRUNCATE {postings}, {terms}"
+        f"{stats} TRUNCATE {postings}, {terms}"
     )
+
+
+def _stage_tf(lx: Lexicon) -> str:
+    return ", ".join(f"s.tf_{c}" for c in lx.columns)
+
+
+def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
+    """The statement putting the deferred postings of these lexicons in (write_documents
+    with `defer`): their terms' document frequencies, each term row once, and the postings
+    in the primary key's order (appended to an empty index, as a first index's are: its
+    pages written once, full)."""
+    out = []
+    for lx in lexicons:
+        load = _load(lx)
+        df_counts = ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0) AS df_{c}" for c in lx.columns)
+        added = ", ".join(f"df_{c} = t.df_{c} + a.df_{c}" for c in lx.columns)
+        tf = ", ".join(f"tf_{c}" for c in lx.columns)
+        out += [
+            f"UPDATE {lx.terms} t SET df = t.df + a.df, {added} FROM (SELECT term_id,"
+            f" count(*) AS df, {df_counts} FROM {load} GROUP BY term_id) a"
+            " WHERE t.id = a.term_id",
+            f"INSERT INTO {lx.postings} (term_id, {lx.doc}, len, {lx.tf})"
+            f" SELECT term_id, doc, len, {tf} FROM {load} ORDER BY term_id, doc",
+            f"TRUNCATE {load}",
+        ]
+    return "; ".join(out)
 
 
 def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOTES) -> None:
