@@ -2,7 +2,7 @@
 `on_backend`): the index dumped whole on either, a second index of a vault, the
 environment of a `lore` child process, and another process's write lock on a vault's
 index: SQLite's is the file's write transaction (BEGIN IMMEDIATE), PostgreSQL's the
-advisory lock of the vault's namespace that every sync takes (lore.store.pg_base.lock_key).
+advisory lock of the vault's namespace that every sync takes (lore.store.pg_names.lock_key).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pg_support import dump_pg_index
 
 import lore
 import lore.store.sqlite as sqlite_mod
-from lore.store.pg_base import PgBase, lock_key
+from lore.store.pg_base import PgBase
+from lore.store.pg_names import lock_key
 
 
 def dump_vault(vault: lore.Vault) -> dict[str, Any]:

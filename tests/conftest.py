@@ -189,7 +189,7 @@ def copy_indexed_vault(
 
 
 def lore_namespace(root: Path) -> str:
-    from lore.store.pg_base import namespace_for
+    from lore.store.pg_names import namespace_for
 
     return namespace_for("postgresql://", root)[1]
 

@@ -19,7 +19,7 @@ from pg_support import schema_rows
 
 import lore
 from lore.cli import main
-from lore.store.pg_base import redacted
+from lore.store.pg_names import redacted
 
 
 def index_url() -> str | None:

@@ -23,7 +23,7 @@ from conftest import lore_namespace
 
 import lore
 from lore.cli import main
-from lore.store.pg_base import lock_key
+from lore.store.pg_names import lock_key
 
 pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL
 

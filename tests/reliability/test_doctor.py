@@ -19,7 +19,7 @@ from conftest import PgServer
 
 import lore
 from lore.cli import main
-from lore.store.pg_base import redacted
+from lore.store.pg_names import redacted
 from lore.store.schema import SCHEMA_VERSION
 
 pytestmark = pytest.mark.usefixtures("on_backend")  # on SQLite and on PostgreSQL

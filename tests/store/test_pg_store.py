@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import lore
 from lore.errors import IndexBusyError, IndexError_, VaultMismatchError
-from lore.store.pg_base import namespace_for, redacted
+from lore.store.pg_names import namespace_for, redacted
 from lore.store.pg_search import glob_regex
 from lore.store.postgres import PostgresStore
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lore.store.pg_base import psycopg_sql
+from lore.store.pg_names import psycopg_sql
 from lore.store.postgres import PostgresStore
 from lore.store.sql_base import SqlBase
 from lore.store.sqlite import SqliteStore

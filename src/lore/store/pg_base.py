@@ -7,7 +7,7 @@ mixins over this class; lore.store.postgres puts them together.
   database holds several vaults, each with its own notes and statistics. Its name is the
   URL's `vault=` parameter, else one made from the vault folder's name.
 - Credentials come from the URL or the standard PG* variables (libpq reads them); the URL
-  is shown in messages only with its password removed (`redacted`).
+  is shown in messages only with its password removed (lore.store.pg_names.redacted).
 - A write transaction takes a transaction-scoped advisory lock on the vault's schema: two
   syncs of one vault are serialised (the second waits up to BUSY_TIMEOUT_MS, then says
   "busy"), syncs of different vaults run in parallel, readers never wait. Readers see
@@ -16,23 +16,20 @@ mixins over this class; lore.store.postgres puts them together.
   statement of the connection runs, before the commit, and (by a thread of its own) when
   the batch is full: every statement sees every write made before it.
 - Statements may be written with `?` parameters, as the statements both backends share
-  are (lore.store.sql_base): `psycopg_sql` turns each into `%s`.
+  are (lore.store.sql_base): lore.store.pg_names.psycopg_sql turns each into `%s`.
 """
 
 from __future__ import annotations
 
-import re
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
 from .pg_batch import Batch, Sender
 from .pg_cache import ReadCache
+from .pg_names import lock_key, psycopg_sql
 from .pg_postings import flush_loaded, stage_tables
 from .pg_schema import NOTES
 from .sql_base import SqlBase
@@ -49,65 +46,6 @@ SYNC_RANDOM_PAGE_COST = 1.1
 # and 10%): see PgBase._refresh_statistics.
 ANALYZE_MIN_NOTES = 50
 ANALYZE_SHARE = 0.1
-URL_SCHEMES = ("postgresql://", "postgres://")
-_NAMESPACE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-
-
-def is_database_url(text: str) -> bool:
-    return text.startswith(URL_SCHEMES)
-
-
-def redacted(url: str) -> str:
-    """The URL without its password (in the user part or a `password=` parameter)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.split(':', 1)[0]}@{host}"
-    query = [(k, "***" if k == "password" else v) for k, v in parse_qsl(parts.query)]
-    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query, safe="/*")))
-
-
-def namespace_for(url: str, vault_root: Path) -> tuple[str, str]:
-    """(the URL libpq gets, the vault's schema name): `vault=` is lore's own parameter,
-    taken out of the URL; without it the vault folder's name, folded to a SQL name."""
-    parts = urlsplit(url)
-    params = parse_qsl(parts.query, keep_blank_values=True)
-    named = [v for k, v in params if k == "vault"]
-    rest = [(k, v) for k, v in params if k != "vault"]
-    if named:
-        name = named[-1]
-        if not _NAMESPACE.match(name):
-            raise ConfigError(
-                f"database URL {redacted(url)}: vault={name!r} is not a namespace name",
-                hint="use lower-case letters, digits and _ (at most 63, not starting with a digit)",
-            )
-    else:
-        folded = re.sub(r"[^a-z0-9_]+", "_", vault_root.name.casefold()).strip("_")
-        name = ("vault_" + folded)[:63] if folded else "vault"
-    return urlunsplit(parts._replace(query=urlencode(rest))), name
-
-
-# What a `?` may stand inside without being a parameter: a string literal ('…', with ''
-# for a quote; E'…' also with backslash escapes), a quoted name ("…"), a dollar-quoted
-# body ($tag$…$tag$), a comment (-- to the end of the line, /* … */).
-_NOT_PARAMETERS = re.compile(
-    r"""(?<![\w$])[eE]'(?:[^'\\]|\\.|'')*'?|'(?:[^']|'')*'?|"(?:[^"]|"")*"?"""
-    r"|(?<![\w$])(\$[A-Za-z_]*\$)[\s\S]*?(?:\1|$)|--[^\n]*|/\*[\s\S]*?(?:\*/|$)|\?"
-)
-
-
-@lru_cache(maxsize=1024)
-def psycopg_sql(sql: str) -> str:
-    """The statement with each `?` parameter written as psycopg's `%s`; a `?` inside a
-    literal, a quoted name or a comment is left as it is (psycopg's own placeholders pass
-    through)."""
-    return _NOT_PARAMETERS.sub(lambda m: "%s" if m.group() == "?" else m.group(), sql)
-
-
-def lock_key(namespace: str) -> int:
-    """The advisory lock of one vault's schema (a 32-bit key of its name)."""
-    return zlib.crc32(namespace.encode())
 
 
 class PgBase(SqlBase):

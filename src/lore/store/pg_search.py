@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import pg_lexical
-from .pg_base import PgBase, psycopg_sql
+from .pg_base import PgBase
+from .pg_names import psycopg_sql
 from .pg_schema import PARTS
 from .query import Filters, TextQuery
 from .schema import FTS_COLUMNS

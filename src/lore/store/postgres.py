@@ -16,9 +16,9 @@ from pathlib import Path
 
 from ..errors import SchemaError, VaultMismatchError
 from .interest import InterestSql
-from .pg_base import namespace_for, redacted
 from .pg_checks import PgChecks
 from .pg_memory import PgMemory
+from .pg_names import namespace_for, redacted
 from .pg_notes import PgNotes
 from .pg_schema import MIGRATIONS, SCHEMA_VERSION
 from .pg_search import PgSearch
