@@ -6,6 +6,7 @@ import io
 import struct
 import zlib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,22 @@ def test_many_clusters_and_panels_stay_bounded() -> None:
     assert len(shown) == charts.TREND_PANELS
     trending = [c for c in make_map(24, weeks=80).clusters if c.trend in ("heating", "cooling")]
     assert {c.id for _, c in shown} >= {c.id for c in trending[: charts.TREND_PANELS]}
+
+
+def test_a_cluster_without_dated_notes_gets_no_trend_panel() -> None:
+    """A vault of undated notes with a few dated ones drew a dozen flat-zero panels."""
+    imap = make_map(8)
+    undated = {1, 3, 4, 6}
+    clusters = tuple(
+        replace(c, weekly=tuple((w, 0) for w, _ in c.weekly)) if i in undated else c
+        for i, c in enumerate(imap.clusters)
+    )
+    imap = replace(imap, clusters=clusters)
+    assert [i for i, _ in charts._trend_clusters(imap)] == [0, 2, 5, 7]
+    drawn, notices = charts.draw_charts(imap)
+    trends = next(c for c in drawn if c.key == "trends")
+    assert trends.height < charts.trends_png(make_map(8))[2]  # four panels, not eight
+    assert notices == []
 
 
 def test_labels_are_clipped() -> None:

@@ -3,9 +3,9 @@ inside the functions, with the Agg renderer and no pyplot state).
 
 - the map: every clustered note at its 2-D position (ClusterMember.x/y), coloured by
   cluster, with the cluster numbers on the plot and a legend outside it;
-- the trends: one small panel per cluster (weekly notes as bars, a 4-week mean as a line,
-  the latest TREND_WEEKS weeks from the first busy one), heating clusters in red and
-  cooling ones in blue.
+- the trends: one small panel per cluster with dated notes (weekly notes as bars, a 4-week
+  mean as a line, the latest TREND_WEEKS weeks from the first busy one), heating clusters
+  in red and cooling ones in blue.
 
 Chinese labels need a font with CJK glyphs, which matplotlib's default lacks. The report
 extra installs one (Noto Sans SC, OFL); failing that, an installed system CJK font is used;
@@ -250,8 +250,9 @@ def map_png(imap: InterestMap) -> tuple[bytes, int, int]:
 
 def _trend_clusters(imap: InterestMap) -> list[tuple[int, InterestCluster]]:
     """(colour index, cluster) of the panels: heating and cooling first, then the largest;
-    shown in map order."""
-    indexed = list(enumerate(imap.clusters))
+    shown in map order. A cluster without a dated note gets no panel: a flat zero says
+    nothing (a vault of undated notes with a few dated ones drew a dozen of them)."""
+    indexed = [(i, c) for i, c in enumerate(imap.clusters) if any(n for _, n in c.weekly)]
     ranked = sorted(indexed, key=lambda ic: (ic[1].trend not in ("heating", "cooling"), ic[0]))
     return sorted(ranked[:TREND_PANELS], key=lambda ic: ic[0])
 
@@ -287,10 +288,12 @@ def trends_png(imap: InterestMap) -> tuple[bytes, int, int]:
             left=0.045, right=0.985, top=1 - 0.8 / height, bottom=0.5 / height, hspace=0.55
         )
         axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
-        more = len(imap.clusters) - len(shown)
+        undated = sum(1 for c in imap.clusters if not any(n for _, n in c.weekly))
+        more = len(imap.clusters) - len(shown) - undated
         fig.suptitle(
             "Weekly notes per cluster (bars) and 4-week mean (line)"
-            + (f"; {more} more clusters in the report" if more > 0 else ""),
+            + (f"; {more} more clusters in the report" if more > 0 else "")
+            + (f"; {undated} clusters without dated notes" if undated else ""),
             fontsize=11,
             y=1 - 0.15 / height,
             va="top",
