@@ -30,6 +30,7 @@ from pg_support import (  # noqa: F401
 )
 
 import lore
+from lore.store.memory import MEMORY_TABLES
 
 settings.register_profile(
     "lore",
@@ -279,13 +280,7 @@ def dump_index(db_path: Path) -> dict[str, Any]:
         }
         # Agent memory tables (m002_memory): every row keyed by its note's path.
         memory: dict[str, list[tuple[Any, ...]]] = {}
-        for table in (
-            "entity_defs",
-            "entity_aliases",
-            "entity_edges",
-            "entity_mentions",
-            "memory_entries",
-        ):
+        for table in MEMORY_TABLES:
             if con.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
             ).fetchone():

@@ -31,6 +31,8 @@ from typing import Any, NoReturn
 
 import pytest
 
+from lore.store.memory import MEMORY_TABLES
+
 TEMPLATE = "lore_template"
 # The test server trades durability for speed: a crash loses a test database, never data.
 FAST = ("fsync = off", "synchronous_commit = off", "full_page_writes = off")
@@ -172,15 +174,6 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _skip_reason:
         terminalreporter.write_line(f"PostgreSQL tests skipped: {_skip_reason[0]}", yellow=True)
-
-
-MEMORY_TABLES = (
-    "entity_defs",
-    "entity_aliases",
-    "entity_edges",
-    "entity_mentions",
-    "memory_entries",
-)
 
 
 def dump_pg_index(store: Any) -> dict[str, Any]:
