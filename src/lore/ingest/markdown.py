@@ -109,24 +109,41 @@ def iter_lines(body: str, body_line: int) -> Iterator[Line]:
     """Every line of `body` with its number, offset and whether it is code.
 
     Only \\n ends a line (as in editors): str.splitlines would also split at form feeds
-    and U+2028 and shift every later line number."""
+    and U+2028 and shift every later line number.
+
+    Every note is read line by line more than once (a first index reads millions of
+    lines), so a line is matched against a pattern only when it holds the character the
+    pattern starts with: a fence's ` or ~ (inside a fence, the fence's own), an HTML
+    block's <."""
     fence: str | None = None
     html: str | None = None  # the open HTML block: "raw" (to its closing tag) or "blank"
     after_text = False  # the line before is a paragraph's (kind 7 cannot interrupt it)
     offset = 0
-    for number, raw in enumerate(body.split("\n")):
+    number = body_line
+    for raw in body.split("\n"):
         text = raw.rstrip("\r")
-        fence, code = _fence_after(fence, text)
+        filled = bool(text.strip())
+        if fence is not None:
+            if fence[0] in text:
+                fence, _code = _fence_after(fence, text)
+            code = True
+        elif "`" in text or "~" in text:
+            fence, code = _fence_after(None, text)
+        else:
+            code = False
         if code:
             html = None
-        elif html is None:
+        elif html is None and "<" in text:
             html = _html_block_opened(text, after_text)
         in_html = html is not None
-        if html == "raw" and _HTML_RAW_END.search(text) or html == "blank" and not text.strip():
+        if in_html and (
+            html == "raw" and _HTML_RAW_END.search(text) or html == "blank" and not filled
+        ):
             html = None
-        after_text = not code and not in_html and bool(text.strip())
-        yield Line(body_line + number, text, offset, code, in_html and bool(text.strip()))
+        after_text = filled and not code and not in_html
+        yield Line(number, text, offset, code, in_html and filled)
         offset += len(raw) + 1
+        number += 1
 
 
 def _html_block_opened(text: str, after_text: bool) -> str | None:
