@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 from urllib.parse import unquote
 
@@ -299,11 +299,12 @@ def date_from_name(name: str) -> str | None:
     return None
 
 
-def date_in_text(body: str) -> str | None:
+def date_in_text(body: str, lines: Iterable[Line] | None = None) -> str | None:
     """The date a note gives itself near its top: a line that starts with a full date, or a
-    labelled one ("date: 2026-09-03", "- 生成时间：2026-06-30 02:11"). Code is skipped."""
+    labelled one ("date: 2026-09-03", "- 生成时间：2026-06-30 02:11"). Code is skipped.
+    `lines`: the body's lines, when the caller has read them (iter_lines)."""
     seen = 0
-    for line in iter_lines(body, 1):
+    for line in iter_lines(body, 1) if lines is None else lines:
         text = line.text.strip()
         if not text or line.code:
             continue
