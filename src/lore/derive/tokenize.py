@@ -37,6 +37,7 @@ import unicodedata
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
+from itertools import chain
 from typing import NamedTuple
 
 from .fold import ALT_SEPARATOR, alternatives, char_table, fold_char
@@ -302,12 +303,17 @@ def terms(text: str, *, with_alternatives: bool = False) -> list[str]:
     index stores (see token_spans).
 
     Same result as `[t for t, _s, _e in token_spans(text)]`, without building spans or
-    visiting CJK characters one by one in Python: this is the indexing hot path.
+    visiting CJK characters one by one in Python: this is the indexing hot path. A text
+    without CJK characters is all words and has no alternatives: its pieces are found in
+    one `findall` and their terms chained in C, not a Python step per word.
     """
+    pieces = _pieces(text)
+    if pieces is _NO_CJK_RUN_OR_WORD:
+        return list(chain.from_iterable(map(normalize_word, pieces.findall(text))))
     out: list[str] = []
     extend = out.extend
     runs: list[tuple[int, str]] = []
-    for match in _pieces(text).finditer(text):
+    for match in pieces.finditer(text):
         piece = match.group()
         if match.lastgroup:  # a CJK run
             extend(map(fold_char, piece))
