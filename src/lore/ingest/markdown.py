@@ -120,6 +120,7 @@ def iter_lines(body: str, body_line: int) -> Iterator[Line]:
     after_text = False  # the line before is a paragraph's (kind 7 cannot interrupt it)
     offset = 0
     number = body_line
+    new_line = tuple.__new__  # Line(...) without its Python __new__: one per line
     for raw in body.split("\n"):
         text = raw.rstrip("\r")
         filled = bool(text.strip())
@@ -141,7 +142,7 @@ def iter_lines(body: str, body_line: int) -> Iterator[Line]:
         ):
             html = None
         after_text = filled and not code and not in_html
-        yield Line(number, text, offset, code, in_html and filled)
+        yield new_line(Line, (number, text, offset, code, in_html and filled))
         offset += len(raw) + 1
         number += 1
 
