@@ -275,19 +275,22 @@ def scan_markdown(
     headings: list[Heading] = []
     links: list[str] = []
     inline_tags: list[str] = []
+    # Each pattern is tried only on the lines that hold what it starts with.
     for line in iter_lines(body, body_line) if lines is None else lines:
         if line.code:
             continue
-        heading = HEADING.match(line.text) if line.text.startswith("#") else None
+        text = line.text
+        heading = HEADING.match(text) if text.startswith("#") else None
         if heading:
             headings.append(
                 Heading(len(heading.group(1)), heading.group(2), line.offset, line.number)
             )
-        if not line.html:
-            inline_tags.extend(line_tags(line.text))
-        links.extend(_wikilink_targets(line.text))
-        if "](" in line.text:
-            links.extend(note_link_targets(line.text, folder))
+        if not line.html and "#" in text:
+            inline_tags.extend(line_tags(text))
+        if "[[" in text:
+            links.extend(_wikilink_targets(text))
+        if "](" in text:
+            links.extend(note_link_targets(text, folder))
     return headings, _dedupe(links), _dedupe(inline_tags)
 
 
