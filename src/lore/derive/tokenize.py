@@ -218,6 +218,23 @@ def token_spans(text: str, *, with_alternatives: bool = False) -> list[tuple[str
     return out
 
 
+def word_runs(text: str) -> list[tuple[int, int, int, bool]]:
+    """(start, end, number of terms, is a CJK run) of each piece of `text` that has terms,
+    in order: a word, whose terms are one group, or a run of CJK characters, each of them
+    a word of one term. What token_spans gives word by word, without making the terms or
+    a tuple per CJK character: cutting a text into windows of whole words needs only where
+    each word ends and how many terms it holds."""
+    out: list[tuple[int, int, int, bool]] = []
+    append = out.append
+    for match in _pieces(text).finditer(text):
+        start, end = match.span()
+        if match.lastgroup:  # a CJK run
+            append((start, end, end - start, True))
+        elif count := len(normalize_word(match.group())):
+            append((start, end, count, False))
+    return out
+
+
 def wanted_spans(
     text: str, wanted: AbstractSet[str], *, with_alternatives: bool = False
 ) -> list[tuple[int, str, int, int]]:
