@@ -3,16 +3,17 @@ order and within the budget, and follow the author's headings."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lore.derive.sections import (
     SECTION_TOKENS,
+    _windows,
     body_terms,
     note_sections,
     split_sections,
 )
-from lore.derive.tokenize import index_text, terms
+from lore.derive.tokenize import index_text, terms, token_spans
 from lore.store.query import EVERY_NOTE
 
 _LINE = st.lists(
@@ -70,3 +71,43 @@ def test_every_part_is_read_with_the_title_and_ends_with_the_every_note_token() 
     )
     assert all(tokens.endswith(" " + EVERY_NOTE) for _s, _e, tokens in sections)
     assert note_sections("Empty", "  \n\n ", []) == []
+
+
+def _windows_as_they_were(
+    body: str, start: int, end: int, budget: int
+) -> list[tuple[int, int, list[str]]]:
+    """The windows of a long paragraph as lore cut them from token_spans, one token at a
+    time (before issue 18): the windows must stay these."""
+    words: list[tuple[int, int, list[str]]] = []  # (start, end, terms) per surface word
+    for term, s, e in token_spans(body[start:end]):
+        if words and words[-1][0] == start + s:
+            words[-1][2].append(term)
+        else:
+            words.append((start + s, start + e, [term]))
+    out: list[tuple[int, int, list[str]]] = []
+    held: list[str] = []
+    first = 0
+    for w_start, w_end, w_terms in words:
+        if not held or len(held) + len(w_terms) > budget:
+            held, first = [], w_start
+            out.append((first, w_end, held))
+        held.extend(w_terms)
+        out[-1] = (first, w_end, held)
+    return out
+
+
+_RUNS = st.lists(
+    st.sampled_from(["中文字", "軟體", "字" * 7, "ab", " ", "C++", ".NET", "½½", "-x", "&", "é"]),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=400)
+@given(_RUNS, st.integers(min_value=0, max_value=9), st.integers(min_value=-1, max_value=12))
+def test_long_paragraphs_are_cut_into_the_windows_they_were(
+    text: str, lead: int, budget: int
+) -> None:
+    body = "x " * lead + text
+    start = len("x " * lead)
+    got = _windows(body, start, len(body), budget, terms(text))
+    assert got == _windows_as_they_were(body, start, len(body), budget)

@@ -173,6 +173,20 @@ def test_terms_fast_path_equals_tokenize(text: str) -> None:
     assert terms(text) == [token.term for token in tokenize(text)]
 
 
+# Text without CJK characters takes a path of its own (its words in one findall): where
+# the branches meet, densely.
+_NO_CJK_SYMBOLS = "-.#+&\\_ aZ9é½ﬁЯ\n"
+
+
+@settings(max_examples=400)
+@given(st.text(alphabet=st.sampled_from(_NO_CJK_SYMBOLS), max_size=30) | any_text)
+@example("C++ C#x .NET x.net -t --dry-run a.b .5 \\1 R&D & && é-x ½ Я-x _-x")
+def test_terms_of_text_without_cjk_are_its_tokens(text: str) -> None:
+    for alternatives in (False, True):
+        spans = token_spans(text, with_alternatives=alternatives)
+        assert terms(text, with_alternatives=alternatives) == [t for t, _s, _e in spans]
+
+
 @pytest.mark.parametrize("text", ["ジョン・スミス", "⼀二三", "か゛"])
 def test_terms_fast_path_equals_tokenize_on_cjk_symbols(text: str) -> None:
     assert terms(text) == [token.term for token in tokenize(text)]

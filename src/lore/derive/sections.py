@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ..store.query import EVERY_NOTE
-from .tokenize import index_text, terms, token_spans
+from .tokenize import index_text, terms, word_runs
 
 SECTION_TOKENS = 200
 _STUB_TOKENS = SECTION_TOKENS // 4  # a part this short runs on past the next heading
@@ -46,25 +46,37 @@ def _paragraphs(body: str, bounds: list[int]) -> list[tuple[int, int, bool]]:
     return out
 
 
-def _windows(body: str, start: int, end: int, budget: int) -> list[tuple[int, int, list[str]]]:
+def _windows(
+    body: str, start: int, end: int, budget: int, words: list[str]
+) -> list[tuple[int, int, list[str]]]:
     """body[start:end] in windows of at most `budget` terms, never cutting a word in two
-    (".NET" is two terms, dotnet and net, of one word)."""
-    words: list[tuple[int, int, list[str]]] = []  # (start, end, terms) per surface word
-    for term, s, e in token_spans(body[start:end]):
-        if words and words[-1][0] == start + s:
-            words[-1][2].append(term)
-        else:
-            words.append((start + s, start + e, [term]))
-    out: list[tuple[int, int, list[str]]] = []
-    held: list[str] = []
-    first = 0
-    for w_start, w_end, w_terms in words:
-        if not held or len(held) + len(w_terms) > budget:
-            held, first = [], w_start
-            out.append((first, w_end, held))
-        held.extend(w_terms)
-        out[-1] = (first, w_end, held)
-    return out
+    (".NET" is two terms, dotnet and net, of one word); `words` are its terms. A window
+    takes the CJK characters that fit in one step, not one character at a time: long
+    paragraphs are most of a Chinese vault's text."""
+    cuts: list[list[int]] = []  # per window: its first character, its end, its first term
+    held = 0  # terms in the window being filled
+    seen = 0  # terms before the piece
+    for w_start, w_end, count, cjk in word_runs(body[start:end]):
+        if not cjk:
+            if not held or held + count > budget:
+                cuts.append([start + w_start, 0, seen])
+                held = 0
+            held += count
+            seen += count
+            cuts[-1][1] = start + w_end
+            continue
+        i = 0  # characters of the run taken; each is a word of one term
+        while i < count:
+            if not held or held >= budget:
+                cuts.append([start + w_start + i, 0, seen + i])
+                held = 0
+            take = min(count - i, max(budget - held, 1))
+            i += take
+            held += take
+            cuts[-1][1] = start + w_start + i
+        seen += count
+    ends = [c[2] for c in cuts[1:]] + [seen] if cuts else []
+    return [(first, last, words[t0:t1]) for (first, last, t0), t1 in zip(cuts, ends, strict=True)]
 
 
 def split_sections(
@@ -88,7 +100,7 @@ def split_sections(
             close()
             held = []
         if len(words) > budget:  # one long paragraph (a code block, a wall of text): windows
-            parts += _windows(body, p_start, p_end, budget)
+            parts += _windows(body, p_start, p_end, budget, words)
             continue
         if not held:
             start = p_start

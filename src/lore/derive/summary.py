@@ -14,18 +14,23 @@ what `lore ingest` writes into the notes it captures.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from ..ingest.markdown import iter_lines
+from ..ingest.markdown import Line, iter_lines
 
 HEAD_CHARS = 1200
 
 
 def last_paragraph(text: str) -> str:
     """The last paragraph of `text` outside fenced code ("" when there is none)."""
+    return _last_paragraph(iter_lines(text, 1))
+
+
+def _last_paragraph(lines: Iterable[Line]) -> str:
     last: list[str] = []
     current: list[str] = []
-    for line in iter_lines(text, 1):
+    for line in lines:
         if line.code or not line.text.strip():
             if current:
                 last, current = current, []
@@ -34,7 +39,22 @@ def last_paragraph(text: str) -> str:
     return "\n".join(current or last).strip()
 
 
-def long_summary(body: str, head_chars: int = HEAD_CHARS) -> str:
+def _stripped_last_paragraph(body: str, lines: list[Line]) -> str:
+    """last_paragraph(body.strip()) from the lines of `body` (iter_lines), without reading
+    the body again. The same paragraph: the lines around the stripped text are blank (a
+    blank line and a code line end a paragraph alike, and the white space at either end
+    is stripped from the paragraph too), and no fence is open before its first line. Only
+    white space other than spaces and tabs before the first word of that line can make it
+    a fence in one text and not in the other: then the stripped text is read."""
+    start = len(body) - len(body.lstrip())
+    if body[body.rfind("\n", 0, start) + 1 : start].strip(" \t"):
+        return last_paragraph(body.strip())
+    return _last_paragraph(lines)
+
+
+def long_summary(body: str, head_chars: int = HEAD_CHARS, lines: list[Line] | None = None) -> str:
+    """The head and tail of `body`. `lines`: its lines, when the caller has read them
+    (iter_lines; the tail is found in them)."""
     text = body.strip()
     if len(text) <= head_chars:
         return text
@@ -44,7 +64,7 @@ def long_summary(body: str, head_chars: int = HEAD_CHARS) -> str:
     cut = head.rfind(" ", head_chars - 40)
     if cut > 0:
         head = head[:cut]
-    last = last_paragraph(text)
+    last = last_paragraph(text) if lines is None else _stripped_last_paragraph(body, lines)
     if not last or last in head:
         return head
     return f"{head}\n…\n{last[:head_chars]}"
@@ -58,19 +78,27 @@ def without_title(body: str, title: str) -> str:
     return body
 
 
-def author_summary(frontmatter: dict[str, Any], body: str, title: str) -> str | None:
-    """The summary the author wrote in the front matter, if any (not lore's own)."""
+def author_summary(
+    frontmatter: dict[str, Any], body: str, title: str, lines: list[Line] | None = None
+) -> str | None:
+    """The summary the author wrote in the front matter, if any (not lore's own).
+    `lines`: the body's lines, when the caller has read them (iter_lines)."""
     value = frontmatter.get("summary")
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
-    if text in (long_summary(body), long_summary(without_title(body, title))):
+    if text in (long_summary(body, lines=lines), long_summary(without_title(body, title))):
         return None
     return text
 
 
-def base_summary(frontmatter: dict[str, Any], body: str, title: str) -> tuple[str, str]:
+def base_summary(
+    frontmatter: dict[str, Any], body: str, title: str, lines: list[Line] | None = None
+) -> tuple[str, str]:
     """(summary, source) without a model: the author's (`frontmatter`), else the head and
-    tail of the body (`head_tail`)."""
-    own = author_summary(frontmatter, body, title)
-    return (own, "frontmatter") if own is not None else (long_summary(body), "head_tail")
+    tail of the body (`head_tail`). `lines`: the body's lines, when the caller has read
+    them (lore.ingest.parse.ParsedNote.lines)."""
+    own = author_summary(frontmatter, body, title, lines)
+    if own is not None:
+        return own, "frontmatter"
+    return long_summary(body, lines=lines), "head_tail"

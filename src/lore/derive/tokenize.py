@@ -37,6 +37,7 @@ import unicodedata
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
+from itertools import chain
 from typing import NamedTuple
 
 from .fold import ALT_SEPARATOR, alternatives, char_table, fold_char
@@ -217,6 +218,23 @@ def token_spans(text: str, *, with_alternatives: bool = False) -> list[tuple[str
     return out
 
 
+def word_runs(text: str) -> list[tuple[int, int, int, bool]]:
+    """(start, end, number of terms, is a CJK run) of each piece of `text` that has terms,
+    in order: a word, whose terms are one group, or a run of CJK characters, each of them
+    a word of one term. What token_spans gives word by word, without making the terms or
+    a tuple per CJK character: cutting a text into windows of whole words needs only where
+    each word ends and how many terms it holds."""
+    out: list[tuple[int, int, int, bool]] = []
+    append = out.append
+    for match in _pieces(text).finditer(text):
+        start, end = match.span()
+        if match.lastgroup:  # a CJK run
+            append((start, end, end - start, True))
+        elif count := len(normalize_word(match.group())):
+            append((start, end, count, False))
+    return out
+
+
 def wanted_spans(
     text: str, wanted: AbstractSet[str], *, with_alternatives: bool = False
 ) -> list[tuple[int, str, int, int]]:
@@ -302,12 +320,17 @@ def terms(text: str, *, with_alternatives: bool = False) -> list[str]:
     index stores (see token_spans).
 
     Same result as `[t for t, _s, _e in token_spans(text)]`, without building spans or
-    visiting CJK characters one by one in Python: this is the indexing hot path.
+    visiting CJK characters one by one in Python: this is the indexing hot path. A text
+    without CJK characters is all words and has no alternatives: its pieces are found in
+    one `findall` and their terms chained in C, not a Python step per word.
     """
+    pieces = _pieces(text)
+    if pieces is _NO_CJK_RUN_OR_WORD:
+        return list(chain.from_iterable(map(normalize_word, pieces.findall(text))))
     out: list[str] = []
     extend = out.extend
     runs: list[tuple[int, str]] = []
-    for match in _pieces(text).finditer(text):
+    for match in pieces.finditer(text):
         piece = match.group()
         if match.lastgroup:  # a CJK run
             extend(map(fold_char, piece))

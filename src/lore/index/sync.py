@@ -117,7 +117,7 @@ def derive_row(
 ) -> tuple[NoteRow, list[Problem]]:
     note = parse_note(text, rel_path)
     fm = note.frontmatter
-    summary, _source = base_summary(fm, note.body, note.title)
+    summary, _source = base_summary(fm, note.body, note.title, note.lines)
     all_tags = [(t, "frontmatter") for t in note.tags] + [(t, "inline") for t in note.inline_tags]
     priority = fm.get("priority")
     status = fm.get("status")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 from urllib.parse import unquote
 
@@ -109,24 +109,42 @@ def iter_lines(body: str, body_line: int) -> Iterator[Line]:
     """Every line of `body` with its number, offset and whether it is code.
 
     Only \\n ends a line (as in editors): str.splitlines would also split at form feeds
-    and U+2028 and shift every later line number."""
+    and U+2028 and shift every later line number.
+
+    Every note is read line by line more than once (a first index reads millions of
+    lines), so a line is matched against a pattern only when it holds the character the
+    pattern starts with: a fence's ` or ~ (inside a fence, the fence's own), an HTML
+    block's <."""
     fence: str | None = None
     html: str | None = None  # the open HTML block: "raw" (to its closing tag) or "blank"
     after_text = False  # the line before is a paragraph's (kind 7 cannot interrupt it)
     offset = 0
-    for number, raw in enumerate(body.split("\n")):
+    number = body_line
+    new_line = tuple.__new__  # Line(...) without its Python __new__: one per line
+    for raw in body.split("\n"):
         text = raw.rstrip("\r")
-        fence, code = _fence_after(fence, text)
+        filled = bool(text.strip())
+        if fence is not None:
+            if fence[0] in text:
+                fence, _code = _fence_after(fence, text)
+            code = True
+        elif "`" in text or "~" in text:
+            fence, code = _fence_after(None, text)
+        else:
+            code = False
         if code:
             html = None
-        elif html is None:
+        elif html is None and "<" in text:
             html = _html_block_opened(text, after_text)
         in_html = html is not None
-        if html == "raw" and _HTML_RAW_END.search(text) or html == "blank" and not text.strip():
+        if in_html and (
+            html == "raw" and _HTML_RAW_END.search(text) or html == "blank" and not filled
+        ):
             html = None
-        after_text = not code and not in_html and bool(text.strip())
-        yield Line(body_line + number, text, offset, code, in_html and bool(text.strip()))
+        after_text = filled and not code and not in_html
+        yield new_line(Line, (number, text, offset, code, in_html and filled))
         offset += len(raw) + 1
+        number += 1
 
 
 def _html_block_opened(text: str, after_text: bool) -> str | None:
@@ -282,11 +300,12 @@ def date_from_name(name: str) -> str | None:
     return None
 
 
-def date_in_text(body: str) -> str | None:
+def date_in_text(body: str, lines: Iterable[Line] | None = None) -> str | None:
     """The date a note gives itself near its top: a line that starts with a full date, or a
-    labelled one ("date: 2026-09-03", "- 生成时间：2026-06-30 02:11"). Code is skipped."""
+    labelled one ("date: 2026-09-03", "- 生成时间：2026-06-30 02:11"). Code is skipped.
+    `lines`: the body's lines, when the caller has read them (iter_lines)."""
     seen = 0
-    for line in iter_lines(body, 1):
+    for line in iter_lines(body, 1) if lines is None else lines:
         text = line.text.strip()
         if not text or line.code:
             continue

@@ -21,6 +21,7 @@ from ..model.sync import Heading
 from .inline import strip_markup
 from .markdown import (
     HEADING,
+    Line,
     as_date,
     date_from_name,
     date_in_text,
@@ -82,6 +83,9 @@ class ParsedNote:
     inline_tags: list[str]
     links: list[str]
     problems: list[Problem] = field(default_factory=list)
+    # The body's lines as lore.ingest.markdown reads them: read once, for every later pass
+    # over the same body (the summary's tail, lore.derive.summary).
+    lines: list[Line] = field(default_factory=list, repr=False, compare=False)
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -262,32 +266,36 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 def scan_markdown(
-    body: str, body_line: int, folder: str = ""
+    body: str, body_line: int, folder: str = "", lines: list[Line] | None = None
 ) -> tuple[list[Heading], list[str], list[str]]:
     """Headings (with offsets into body), link targets and inline #tags, skipping code.
     Links are wikilink targets as written and the notes Markdown links point at, as paths
-    in the vault (resolved from the note's `folder`)."""
+    in the vault (resolved from the note's `folder`). `lines`: the body's lines, when the
+    caller has read them (iter_lines)."""
     headings: list[Heading] = []
     links: list[str] = []
     inline_tags: list[str] = []
-    for line in iter_lines(body, body_line):
+    # Each pattern is tried only on the lines that hold what it starts with.
+    for line in iter_lines(body, body_line) if lines is None else lines:
         if line.code:
             continue
-        heading = HEADING.match(line.text)
+        text = line.text
+        heading = HEADING.match(text) if text.startswith("#") else None
         if heading:
             headings.append(
                 Heading(len(heading.group(1)), heading.group(2), line.offset, line.number)
             )
-        if not line.html:
-            inline_tags.extend(line_tags(line.text))
-        links.extend(_wikilink_targets(line.text))
-        if "](" in line.text:
-            links.extend(note_link_targets(line.text, folder))
+        if not line.html and "#" in text:
+            inline_tags.extend(line_tags(text))
+        if "[[" in text:
+            links.extend(_wikilink_targets(text))
+        if "](" in text:
+            links.extend(note_link_targets(text, folder))
     return headings, _dedupe(links), _dedupe(inline_tags)
 
 
 def note_date(
-    frontmatter: dict[str, Any], name: str, body: str
+    frontmatter: dict[str, Any], name: str, body: str, lines: list[Line] | None = None
 ) -> tuple[str | None, str | None, list[Problem]]:
     """(YYYY-MM-DD, where it came from, problems): front matter, file name, the text."""
     problems: list[Problem] = []
@@ -301,7 +309,7 @@ def note_date(
     date = date_from_name(name)
     if date is not None:
         return date, "filename", problems
-    date = date_in_text(body)
+    date = date_in_text(body, lines)
     return date, ("text" if date else None), problems
 
 
@@ -325,7 +333,8 @@ def parse_note(text: str, file_name: str) -> ParsedNote:
         if not frontmatter and problems and problems[0].kind == "frontmatter":
             body, body_line = text.removeprefix("\ufeff"), 1
     folder = file_name.rsplit("/", 1)[0] if "/" in file_name else ""
-    headings, links, inline_tags = scan_markdown(body, body_line, folder)
+    lines = list(iter_lines(body, body_line))
+    headings, links, inline_tags = scan_markdown(body, body_line, folder, lines)
 
     title_value = frontmatter.get("title")
     stem = file_name.rsplit("/", 1)[-1]
@@ -345,7 +354,7 @@ def parse_note(text: str, file_name: str) -> ParsedNote:
         else:
             title, title_source = stem, "filename"
 
-    date, date_source, date_problems = note_date(frontmatter, stem, body)
+    date, date_source, date_problems = note_date(frontmatter, stem, body, lines)
     tags = _dedupe(_as_list(frontmatter.get("tags", frontmatter.get("tag"))))
     folded = {t.casefold() for t in tags}
     return ParsedNote(
@@ -363,4 +372,5 @@ def parse_note(text: str, file_name: str) -> ParsedNote:
         # A date key's own problem says more than "kept as text".
         problems=[p for p in problems if p.key not in {d.key for d in date_problems}]
         + date_problems,
+        lines=lines,
     )

@@ -239,10 +239,10 @@ def parse_cards(
 
     # Section cards: `### Name (Type)` up to the next heading of the same or a higher level.
     sections: list[tuple[int, int, _Scope]] = []  # (first index, end index, scope)
-    heads = [
+    heads = [  # a heading starts with "#": the pattern is tried on those lines only
         (i, len(m.group(1)), m.group(2))
         for i, line in enumerate(lines)
-        if not line.code and (m := HEADING.match(line.text))
+        if not line.code and line.text.startswith("#") and (m := HEADING.match(line.text))
     ]
     for n, (i, level, text) in enumerate(heads):
         match = _SECTION_CARD.match(split_heading(strip_markup(text))[0])
