@@ -161,12 +161,11 @@ def write_documents(
             f"{stats} TRUNCATE {postings}"
         )
         return
-    df_counts = ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0)" for c in lx.columns)
-    added = ", ".join(f"df_{c} = t.df_{c} + a.df_{c}" for c in lx.columns)
     conn.execute(
         f"ANALYZE {postings};"
-        f" INSERT INTO {terms} SELECT term, count(*), {df_counts} FROM {postings} GROUP BY term;"
-        f" UPDATE {lx.terms} t SET df = t.df + a.df, {added} FROM {terms} a"
+        f" INSERT INTO {terms} SELECT term, count(*), {_df_counts(lx)} FROM {postings}"
+        " GROUP BY term;"
+        f" UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM {terms} a"
         " WHERE t.term = a.term;"
         f" INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
         f" FROM {terms} a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
@@ -183,6 +182,16 @@ def _stage_tf(lx: Lexicon) -> str:
     return ", ".join(f"s.tf_{c}" for c in lx.columns)
 
 
+def _df_counts(lx: Lexicon) -> str:
+    """Per column, the documents of a group holding the term there (named df_<column>)."""
+    return ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0) AS df_{c}" for c in lx.columns)
+
+
+def _df_added(lx: Lexicon) -> str:
+    """The terms' per-column document counts plus the group `a`'s."""
+    return ", ".join(f"df_{c} = t.df_{c} + a.df_{c}" for c in lx.columns)
+
+
 def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
     """The statement putting the deferred postings of these lexicons in (write_documents
     with `defer`): their terms' document frequencies, each term row once, and the postings
@@ -191,15 +200,12 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
     out = []
     for lx in lexicons:
         load = _load(lx)
-        df_counts = ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0) AS df_{c}" for c in lx.columns)
-        added = ", ".join(f"df_{c} = t.df_{c} + a.df_{c}" for c in lx.columns)
-        tf = ", ".join(f"tf_{c}" for c in lx.columns)
         out += [
-            f"UPDATE {lx.terms} t SET df = t.df + a.df, {added} FROM (SELECT term_id,"
-            f" count(*) AS df, {df_counts} FROM {load} GROUP BY term_id) a"
+            f"UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM (SELECT term_id,"
+            f" count(*) AS df, {_df_counts(lx)} FROM {load} GROUP BY term_id) a"
             " WHERE t.id = a.term_id",
             f"INSERT INTO {lx.postings} (term_id, {lx.doc}, len, {lx.tf})"
-            f" SELECT term_id, doc, len, {tf} FROM {load} ORDER BY term_id, doc",
+            f" SELECT term_id, doc, len, {lx.tf} FROM {load} ORDER BY term_id, doc",
             f"TRUNCATE {load}",
         ]
     return "; ".join(out)
@@ -225,7 +231,6 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
         for doc_id, *fields in rows:
             for term in note_postings(fields)[1]:
                 copy.write_row((term, doc_id))
-    counts = ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0) AS df_{c}" for c in lx.columns)
     taken = ", ".join(f"df_{c} = t.df_{c} - g.df_{c}" for c in lx.columns)
     tf = ", ".join(f"p.tf_{c}" for c in lx.columns)
     conn.execute(
@@ -235,7 +240,8 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
         f" WITH gone AS (DELETE FROM {lx.postings} p USING {postings} s JOIN {lx.terms} t"
         f" ON t.term = s.term WHERE p.term_id = t.id AND p.{lx.doc} = s.doc"
         f" RETURNING p.term_id, {tf}),"
-        f" counted AS (SELECT term_id, count(*) AS df, {counts} FROM gone GROUP BY term_id),"
+        f" counted AS (SELECT term_id, count(*) AS df, {_df_counts(lx)} FROM gone"
+        " GROUP BY term_id),"
         f" changed AS (UPDATE {lx.terms} t SET df = t.df - g.df, {taken} FROM counted g"
         " WHERE t.id = g.term_id RETURNING t.id, t.df)"
         f" INSERT INTO {EMPTIED} SELECT id FROM changed WHERE df <= 0;"
