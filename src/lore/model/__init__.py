@@ -9,8 +9,9 @@ here; `Explain` (lore.model.explain) and the sync's (lore.model.sync: `SyncRepor
 
 from __future__ import annotations
 
+import copy
 import importlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ class Hit:
     category: str | None = None
 
     def to_dict(self) -> HitJson:
-        data = asdict(self)  # copies: the caller may change what it gets
+        # Copies of what is mutable: the caller may change what it gets.
         return HitJson(
             path=self.path,
             title=self.title,
@@ -108,13 +109,13 @@ class Hit:
             snippet=self.snippet,
             heading=self.heading,
             line=self.line,
-            frontmatter=data["frontmatter"],
-            tags=data["tags"],
+            frontmatter=copy.deepcopy(self.frontmatter),
+            tags=list(self.tags),
             mode=self.mode,
             explain=self.explain.to_dict() if self.explain else None,
-            words_matched=data["words_matched"],
+            words_matched=list(self.words_matched),
             words_total=self.words_total,
-            claims=data["claims"],
+            claims=list(self.claims),
             category=self.category,
             anchor=anchor(self.path, self.heading),
         )
