@@ -6,6 +6,9 @@ and what does not need the missing part still works."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
@@ -78,3 +81,27 @@ def test_a_connection_dropped_mid_sync_keeps_the_index_and_the_next_sync_complet
         assert len(report.changed) == NOTES
         after = answers(vault)
     assert after != before and after[0] and not after[3]
+
+
+def test_a_client_without_numpy_is_told_what_to_install(tmp_path: Path, pg_url: str) -> None:
+    """Searches sum bm25 with numpy (lore.store.pg_bm25): a client lacking it gets one line
+    and the command that installs it, before anything is written."""
+    root = tmp_path / "vault"
+    write_notes(root, "first")
+    blocker = tmp_path / "site"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['numpy'] = None\n")
+    url = with_password(pg_url, "s3cret-pw")
+    ran = subprocess.run(
+        [str(Path(sys.executable).parent / "lore"), "index", str(root), "--db", url],
+        env={**os.environ, "PYTHONPATH": str(blocker)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode != 0
+    assert ran.stderr.count("\n") == 1 and "s3cret-pw" not in ran.stderr
+    assert "needs numpy" in ran.stderr and "[postgres]'" in ran.stderr, ran.stderr
+    with lore.open(root, db=url) as vault:
+        assert len(vault.sync().added) == NOTES  # nothing was written by the refused run

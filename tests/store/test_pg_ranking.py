@@ -124,6 +124,28 @@ def test_ties_are_ordered_by_path(tmp_path: Path, pg_url: str) -> None:
     assert [twin.paths[n] for n, _s in got] == [f"z{i:02d}.md" for i in range(1, 6)]
 
 
+def test_filters_deep_in_the_ranking_and_ties_at_the_cut(tmp_path: Path, pg_url: str) -> None:
+    """Filters are asked of the best candidates a chunk at a time (pg_lexical.FILTER_CHUNK):
+    the notes they let through may all rank below the first chunks, and the last place
+    may be shared by notes a later chunk brings; both stores agree on every one."""
+    twin = make_twin(tmp_path, pg_url)
+    many = pg_lexical.FILTER_CHUNK * 2 - 20  # the tied notes straddle two chunks
+    strong = [(f"a/{i:04d}.md", ("rule", "", "", "rule rule x")) for i in range(many)]
+    # equal scores under reversed paths, then one weaker note
+    tied = [(f"b/{40 - i:02d}.md", ("", "", "", "rule x y")) for i in range(40)]
+    twin.add([*strong, *tied, ("b/zz.md", ("", "", "", "rule x y z w v u"))])
+    query = TextQuery((("rule",),))
+    for folder, limit in (("b/", 5), ("b/", 41), ("a/", 3), ("c/", 5)):
+        expected = twin.sqlite.rank(query, Filters(path=folder), limit, WEIGHTS)
+        assert twin.pg.rank(query, Filters(path=folder), limit, WEIGHTS) == expected
+        assert twin.pg.count_matches(query, Filters(path=folder)) == twin.sqlite.count_matches(
+            query, Filters(path=folder)
+        )
+    got = twin.pg.rank(query, Filters(path="b/"), 5, WEIGHTS)
+    assert [twin.paths[n] for n, _s in got] == [f"b/{i:02d}.md" for i in range(1, 6)]
+    assert twin.pg.count_matches(query, Filters(path="b/")) == 41
+
+
 def test_the_title_field_alone_as_the_name_channel_asks(corpus: Twin) -> None:
     """FTS5's `title : (...)` with bm25(fts, 1, 0, 0, 0) (lore.retrieve.names)."""
     query = TextQuery((("去", "重"), ("rule",), ("jira", "1234")), fields=("title",))

@@ -21,6 +21,7 @@ mixins over this class; lore.store.postgres puts them together.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -89,6 +90,8 @@ class PgBase(SqlBase):
                 "a postgresql:// index needs the PostgreSQL client (psycopg)",
                 hint=install_hint("postgres"),
             ) from None
+        if importlib.util.find_spec("numpy") is None:  # its searches score with it (pg_bm25)
+            raise ConfigError("a postgresql:// index needs numpy", hint=install_hint("postgres"))
         self.Error = psycopg.Error
         self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
         self._loaded: set[Lexicon] = set()  # the full-text indexes with postings deferred

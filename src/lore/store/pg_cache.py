@@ -16,6 +16,9 @@ from collections.abc import Hashable
 from typing import Any
 
 MAX_ENTRIES = 20_000  # past this, the cache starts again (a long-running server's bound)
+# Postings kept (lore.store.pg_lexical): ~28 bytes each, so about 60 MB; a term holding
+# more than a quarter of this is read each time it is wanted, never kept.
+MAX_SIZE = 2_000_000
 
 
 class ReadCache:
@@ -24,11 +27,17 @@ class ReadCache:
     def __init__(self) -> None:
         self.generation: int | None = None
         self._values: dict[Hashable, Any] = {}
+        self._size = 0
 
     def at(self, generation: int) -> ReadCache:
         """This cache for reads of `generation` (emptied when that is another one)."""
-        if generation != self.generation or len(self._values) > MAX_ENTRIES:
+        if (
+            generation != self.generation
+            or len(self._values) > MAX_ENTRIES
+            or self._size > MAX_SIZE
+        ):
             self._values = {}
+            self._size = 0
             self.generation = generation
         return self
 
@@ -36,5 +45,10 @@ class ReadCache:
         """The value kept under `key`, or None."""
         return self._values.get(key)
 
-    def put(self, key: Hashable, value: Any) -> None:
+    def put(self, key: Hashable, value: Any, size: int = 0) -> None:
+        """Keep `value`; `size`: what it weighs against MAX_SIZE (a value that would weigh
+        more than a quarter of it is not kept)."""
+        if size > MAX_SIZE // 4:
+            return
         self._values[key] = value
+        self._size += size

@@ -210,19 +210,12 @@ class Resolved:
     excluded_ids: list[int]  # term ids of excluded phrases
     excluded_notes: set[int]  # notes holding an excluded phrase counted in the streams
     count: int  # phrases that score
-    postings: int = 0  # of the terms looked up directly: the rows a full pass reads
 
     @property
     def empty(self) -> bool:
         return not any(gen for _t, _i, gen in self.direct.values()) and not any(
             gen and c.per_note for c, _i, gen in self.counted.values()
         )
-
-    @property
-    def exact_in_sql(self) -> bool:
-        """Whether the server's sum of each note's phrases in their order is FTS5's score
-        bit for bit: each phrase's f(p) is the same product there (_weighted)."""
-        return all((w * 1024).is_integer() for w in self.weights)
 
 
 _ABSENT = (0, 0)  # a term no note holds, as the cache keeps it
@@ -307,7 +300,6 @@ def resolve(
             if key in terms and terms[key][1] > 0:
                 tid, holding = terms[key]
                 resolved.direct[index] = (tid, idf(notes, holding), is_generating)
-                resolved.postings += holding
         elif counted[phrase].per_note:
             found = counted[phrase]
             resolved.counted[index] = (found, idf(notes, found.holding), is_generating)

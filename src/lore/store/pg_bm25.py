@@ -1,0 +1,198 @@
+"""FTS5's bm25 over postings read from PostgreSQL, computed here with numpy: every
+candidate's score bit for bit what SQLite's `bm25()` gives the same note (issue 15).
+
+The server only hands over each term's postings (lore.store.pg_lexical reads them, one
+packed value per term); the sums are taken here, in FTS5's order of operations: for each
+phrase of the query in turn, score += idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D /
+avgdl)), the same IEEE double operations fts5_aux.c performs, element by element. So no
+score needs settling afterwards, and one read of a term's postings serves every ranking a
+search makes of it (the notes, the count, the names, --explain's field shares).
+
+Nothing here reads the database or tokenizes text: it takes what lore.store.pg_phrases
+resolved and the postings of its terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from .pg_phrases import Columns, Resolved
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+K1 = 1.2
+B = 0.75
+
+
+def record_dtype(width: int) -> np.dtype[np.void]:
+    """One posting as the server packs it (lore.store.pg_lexical): the document (int8),
+    its length (int4) and the term's count in each column (int4), big-endian."""
+    import numpy as np
+
+    return np.dtype([("doc", ">i8"), ("len", ">i4"), ("tf", ">i4", (width,))])
+
+
+class Postings(NamedTuple):
+    """A term's postings: documents, their lengths and per-column counts, row by row."""
+
+    docs: NDArray[np.int64]
+    lengths: NDArray[np.float64]
+    counts: NDArray[np.int64]  # (documents, columns)
+
+    @classmethod
+    def decode(cls, packed: bytes, width: int) -> Postings:
+        import numpy as np
+
+        rows = np.frombuffer(packed, dtype=record_dtype(width))
+        return cls(
+            rows["doc"].astype(np.int64),
+            rows["len"].astype(np.float64),
+            rows["tf"].astype(np.int64).reshape(len(rows), width),
+        )
+
+    @property
+    def size(self) -> int:
+        return len(self.docs)
+
+
+def weighted(weights: Sequence[float], per_column: Sequence[int]) -> float:
+    """FTS5's f(p): each occurrence adds its column's weight, title's first. A product
+    where it is the same number as the repeated sum (weights that are whole numbers or
+    halves, quarters, ...: every weight lore ships), the sum itself otherwise."""
+    total = 0.0
+    for w, n in zip(weights, per_column, strict=True):
+        if _exact_product(w) and n < 2**20:
+            total += w * n
+        else:
+            for _ in range(n):
+                total += w
+    return total
+
+
+def _exact_product(weight: float) -> bool:
+    return (weight * 1024).is_integer()
+
+
+def _frequencies(
+    weights: Sequence[float], counts: NDArray[np.int64], columns: Columns
+) -> NDArray[np.float64]:
+    """f(p) of each row of counts (only the query's columns count)."""
+    import numpy as np
+
+    used = [(i, w) for i, w in enumerate(weights) if columns is None or i in columns]
+    if all(_exact_product(w) for _i, w in used) and (counts.size == 0 or counts.max() < 2**20):
+        total = np.zeros(len(counts))
+        for i, w in used:
+            total = total + w * counts[:, i].astype(np.float64)
+        return total
+    mask = [0 if columns is not None and i not in columns else 1 for i in range(len(weights))]
+    return np.array(
+        [weighted(weights, [int(n) * m for n, m in zip(row, mask, strict=True)]) for row in counts]
+    )
+
+
+class _Phrase(NamedTuple):
+    docs: NDArray[np.int64]
+    lengths: NDArray[np.float64]
+    freq: NDArray[np.float64]
+    idf: float
+    generating: bool
+
+
+def _holding(p: Postings, columns: Columns) -> NDArray[np.bool_]:
+    """The rows with an occurrence in the query's columns."""
+    import numpy as np
+
+    if columns is None:
+        return np.ones(p.size, dtype=bool)
+    return np.asarray((p.counts[:, list(columns)] > 0).any(axis=1), dtype=bool)
+
+
+def _phrases(
+    r: Resolved, postings: Mapping[int, Postings], among: NDArray[np.int64] | None
+) -> dict[int, _Phrase]:
+    """Each scoring phrase's documents (those among `among`, if given) with f(p)."""
+    import numpy as np
+
+    out: dict[int, _Phrase] = {}
+    for index, (term_id, idf, generating) in r.direct.items():
+        p = postings[term_id]
+        keep = _holding(p, r.columns)
+        if among is not None:
+            keep &= np.isin(p.docs, among)
+        counts = p.counts[keep]
+        freq = _frequencies(r.weights, counts, r.columns)
+        out[index] = _Phrase(p.docs[keep], p.lengths[keep], freq, idf, generating)
+    allowed = None if among is None else set(among.tolist())
+    for index, (counted, idf, generating) in r.counted.items():
+        notes = [n for n in counted.per_note if allowed is None or n in allowed]
+        out[index] = _Phrase(
+            np.array(notes, dtype=np.int64),
+            np.array([counted.lengths[n] for n in notes], dtype=np.float64),
+            np.array([weighted(r.weights, counted.per_note[n]) for n in notes]),
+            idf,
+            generating,
+        )
+    return out
+
+
+def _term(
+    idf: float, freq: float | NDArray[np.float64], size: NDArray[np.float64], avgdl: float
+) -> NDArray[np.float64]:
+    # One phrase's share, as fts5_aux.c writes it (and in its order of operations).
+    return idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
+
+
+def score(
+    r: Resolved,
+    postings: Mapping[int, Postings],
+    among: Collection[int] | None = None,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """(documents, FTS5's bm25 of each as a positive number): the candidates, those holding
+    a generating phrase and no excluded one (only those `among` these, if given), in
+    ascending document order. `postings`: those of every term `r` looks up directly and
+    of its excluded ones."""
+    import numpy as np
+
+    wanted = None if among is None else np.fromiter(among, dtype=np.int64)
+    phrases = _phrases(r, postings, wanted)
+    every = [p.docs for p in phrases.values()]
+    docs, inverse = np.unique(
+        np.concatenate(every) if every else np.zeros(0, dtype=np.int64), return_inverse=True
+    )
+    where: dict[int, NDArray[np.intp]] = {}
+    lengths = np.zeros(len(docs))
+    generating = np.zeros(len(docs), dtype=bool)
+    start = 0
+    for index, phrase in phrases.items():
+        at = inverse[start : start + len(phrase.docs)]
+        start += len(phrase.docs)
+        where[index] = at
+        lengths[at] = phrase.lengths
+        if phrase.generating:
+            generating[at] = True
+    scores = np.zeros(len(docs))
+    for index in range(r.count):
+        if r.every is not None and index == r.every[0]:
+            scores += _term(r.every[1], r.weights[-1], lengths, r.avgdl)
+        elif index in phrases:
+            phrase = phrases[index]
+            scores[where[index]] += _term(phrase.idf, phrase.freq, phrase.lengths, r.avgdl)
+    keep = generating & ~_excluded(r, postings, docs)
+    return docs[keep], scores[keep]
+
+
+def _excluded(
+    r: Resolved, postings: Mapping[int, Postings], docs: NDArray[np.int64]
+) -> NDArray[np.bool_]:
+    """The documents holding an excluded phrase (in the query's columns)."""
+    import numpy as np
+
+    out = np.isin(docs, np.fromiter(r.excluded_notes, dtype=np.int64))
+    for term_id in r.excluded_ids:
+        p = postings[term_id]
+        out |= np.isin(docs, p.docs[_holding(p, r.columns)])
+    return out
