@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import lore
 from lore.errors import IndexBusyError, IndexError_, VaultMismatchError
+from lore.store.pg_base import ANALYZE_MIN_NOTES
 from lore.store.pg_names import namespace_for, redacted
 from lore.store.pg_search import glob_regex
 from lore.store.postgres import PostgresStore
@@ -193,6 +194,33 @@ def test_knn_finds_the_nearest_vectors_of_a_space(tmp_path: Path, pg_url: str) -
     assert [ids[i] for i, _d in store.knn(query, 5, "tags")] == ["t0"]  # its own space only
     assert store.vector(got[0][0]) == vectors[ids[got[0][0]]]  # float32 round trip
     assert store.vector_dimension() == "8" and store.unkeyed_vectors() == 0
+
+
+def test_vectors_written_batch_by_batch_get_the_tables_analysed(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """lore embed commits a batch at a time: once the vectors written since the tables were
+    last analysed reach ANALYZE_MIN_NOTES (and a tenth of the notes), a commit analyses
+    them, so a search by meaning is planned for them, not for empty tables."""
+    rng = random.Random(18)
+    store = _store(tmp_path, pg_url)
+
+    def analysed() -> bool:
+        store.query("SELECT pg_stat_clear_snapshot()")
+        row = store.query(
+            "SELECT last_analyze FROM pg_stat_user_tables"
+            " WHERE relname = 'vec_texts' AND schemaname = current_schema()"
+        )
+        return row[0][0] is not None
+
+    step = 10
+    for batch in range(ANALYZE_MIN_NOTES // step):
+        assert not analysed(), batch
+        with store.transaction():
+            store.ensure_vector_table(8)
+            for i in range(step):
+                store.add_vector(f"h{batch}-{i}", "fake:8", "doc", _unit(rng, 8))
+    assert analysed()
 
 
 # -- the command line -------------------------------------------------------------------------
