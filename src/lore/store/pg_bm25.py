@@ -114,18 +114,21 @@ def _holding(p: Postings, columns: Columns) -> NDArray[np.bool_]:
 def _phrases(
     r: Resolved, postings: Mapping[int, Postings], among: NDArray[np.int64] | None
 ) -> dict[int, _Phrase]:
-    """Each scoring phrase's documents (those among `among`, if given) with f(p)."""
+    """Each scoring phrase's documents (those among `among`, if given) with f(p). A query
+    word the planner counts three times is three phrases of one term: worked out once."""
     import numpy as np
 
     out: dict[int, _Phrase] = {}
+    done: dict[int, _Phrase] = {}
     for index, (term_id, idf, generating) in r.direct.items():
-        p = postings[term_id]
-        keep = _holding(p, r.columns)
-        if among is not None:
-            keep &= np.isin(p.docs, among)
-        counts = p.counts[keep]
-        freq = _frequencies(r.weights, counts, r.columns)
-        out[index] = _Phrase(p.docs[keep], p.lengths[keep], freq, idf, generating)
+        if term_id not in done:
+            p = postings[term_id]
+            keep = _holding(p, r.columns)
+            if among is not None:
+                keep &= np.isin(p.docs, among)
+            freq = _frequencies(r.weights, p.counts[keep], r.columns)
+            done[term_id] = _Phrase(p.docs[keep], p.lengths[keep], freq, idf, generating)
+        out[index] = done[term_id]._replace(idf=idf, generating=generating)
     allowed = None if among is None else set(among.tolist())
     for index, (counted, idf, generating) in r.counted.items():
         notes = [n for n in counted.per_note if allowed is None or n in allowed]
