@@ -32,6 +32,8 @@ from typing import Any, NoReturn
 import pytest
 
 from lore.store.memory import MEMORY_TABLES
+from lore.store.pg_packs import Postings
+from lore.store.pg_schema import NOTES, Lexicon
 
 TEMPLATE = "lore_template"
 # The test server trades durability for speed: a crash loses a test database, never data.
@@ -206,10 +208,7 @@ def dump_pg_index(store: Any) -> dict[str, Any]:
         ),
         "fts": sorted(
             (paths[int(n)], *r)
-            for n, *r in rows(
-                "SELECT p.note_id, t.term, p.len, p.tf_title, p.tf_tags, p.tf_summary, p.tf_body"
-                " FROM lex_postings p JOIN lex_terms t ON t.id = p.term_id"
-            )
+            for n, *r in ((doc, term, *rest) for term, doc, *rest in postings_rows(rows, NOTES))
         ),
         "fts_docs": sorted(
             (paths[int(n)], *r)
@@ -230,6 +229,23 @@ def dump_pg_index(store: Any) -> dict[str, Any]:
             (paths.get(int(r[0]), f"<{r[0]}>"), *r[1:]) for r in rows("SELECT * FROM note_llm")
         ),
     }
+
+
+def postings_rows(query: Any, lx: Lexicon) -> list[tuple[Any, ...]]:
+    """Every posting of a lexicon as (term, document, length, count per column), sorted,
+    whether a sync wrote it as a row or packed in a block (lore.store.pg_packs)."""
+    terms = {int(i): str(t) for i, t in query(f"SELECT id, term FROM {lx.terms}")}
+    out = [
+        (terms[int(term_id)], *(int(v) for v in rest))
+        for term_id, *rest in query(f"SELECT term_id, {lx.doc}, len, {lx.tf} FROM {lx.postings}")
+    ]
+    for term_id, data in query(f"SELECT term_id, data FROM {lx.packs}"):
+        p = Postings.decode(bytes(data), lx.width)
+        out += [
+            (terms[int(term_id)], int(d), int(n), *(int(c) for c in counts))
+            for d, n, counts in zip(p.docs, p.lengths, p.counts, strict=True)
+        ]
+    return sorted(out)
 
 
 def schema_rows(url: str, namespace: str) -> dict[str, list[str]]:

@@ -14,7 +14,7 @@ from pg_support import schema_rows
 
 import lore
 import lore.store.postgres as pg_mod
-from lore.store.pg_schema import MIGRATIONS, SCHEMA_VERSION
+from lore.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, m006_packs
 
 FILES = {
     "rules/dedupe.md": (
@@ -23,18 +23,29 @@ FILES = {
     "entities/张三.md": "---\naliases: [zs]\n---\n# 张三\n\n负责 [[客户去重规则 v2]]。\n",
     "memory/2026-11-20.md": "# 2026-11-20\n\n- 和 zs 讨论了去重灰度。\n",
 }
-OLDER = 3  # m001_core..m003_sections: before the postings by term (m004) and tokens (m005)
+OLDER = (
+    3  # m001_core..m003_sections: before the postings by term (m004), tokens (m005), blocks (m006)
+)
 
 
 def older_schema(
     root: Path, url: str, monkeypatch: pytest.MonkeyPatch, migrations: list[Any]
 ) -> None:
-    """Index `root` as a lore that knew only `migrations` did."""
+    """Index `root` as a lore that knew only `migrations` did. Today's code reads the
+    postings' blocks (m006), which a lore before them never wrote: the tables are there
+    for its sync (it writes rows, as older ones did), then gone."""
     with monkeypatch.context() as older:
         older.setattr(pg_mod, "MIGRATIONS", migrations)
         older.setattr(pg_mod, "SCHEMA_VERSION", len(migrations))
         with lore.open(root, db=url) as vault:
+            store = vault.store
+            assert isinstance(store, pg_mod.PostgresStore)
+            with store.transaction():
+                m006_packs(store.execute)
             vault.sync()
+            assert store.query("SELECT count(*) FROM lex_packs") == [(0,)]
+            with store.transaction():
+                store.execute("DROP TABLE lex_packs, part_packs")
 
 
 def test_an_older_schema_is_migrated_on_open_with_its_rows_intact(
@@ -47,7 +58,8 @@ def test_an_older_schema_is_migrated_on_open_with_its_rows_intact(
     with lore.open(root, db=pg_url) as vault:
         assert vault.status().schema_version == SCHEMA_VERSION
         after = schema_rows(pg_url, lore_namespace(root))
-        assert after.pop("tokens") == []  # the later migration's table, empty
+        for table in ("tokens", "lex_packs", "part_packs"):
+            assert after.pop(table) == []  # the later migrations' tables, empty
         # What the upgrade's transaction changes: the version, and (as any write) the
         # generation readers' caches follow.
         for rows in (before["meta"], after["meta"]):

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 from conftest import build_vault
-from pg_support import schema_rows
+from pg_support import postings_rows, schema_rows
 
 import lore
-from lore.store import pg_batch, pg_postings
+from lore.store import pg_batch, pg_packs, pg_postings
 from lore.store.pg_base import PgBase
+from lore.store.pg_schema import NOTES, PARTS
 from lore.store.postgres import PostgresStore
 
 QUERIES = ("客户去重规则", "step7", "budget 记录", "规则 第三节", "missing-word")
@@ -58,13 +59,14 @@ def test_many_small_batches_index_what_sqlite_does(
         assert store.fts_check() is None and store.df_drift() == 0
 
 
-def test_a_large_sync_defers_its_postings_and_leaves_every_row_the_direct_path_does(
+def test_a_large_sync_packs_its_postings_and_holds_every_one_the_direct_path_does(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A sync of many batches puts its postings in once, at the end, in the primary key's
-    order: every row (term ids included) what writing them batch by batch gives, and
-    primary keys smaller (batch by batch, each batch's postings split pages all over them)."""
+    """A sync of many batches puts its postings in once, at the end, packed in blocks
+    (lore.store.pg_packs): every posting (term ids included) what writing them batch by
+    batch as rows gives, every other row the same, in a fraction of the space."""
     monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 9)  # dozens of batches
+    monkeypatch.setattr(pg_packs, "PACK_SIZE", 16)  # a common term fills several blocks
     root = tmp_path / "vault"
     write_notes(root, 240, "first")
     flushes: list[int] = []
@@ -75,7 +77,7 @@ def test_a_large_sync_defers_its_postings_and_leaves_every_row_the_direct_path_d
         return real_flush(lexicons)
 
     monkeypatch.setattr("lore.store.pg_base.flush_loaded", counted)
-    sizes = {}
+    sizes, postings = {}, {}
     for namespace in ("direct", "deferred"):
         with monkeypatch.context() as patch:
             if namespace == "direct":  # each batch's postings written as it is sent
@@ -86,17 +88,64 @@ def test_a_large_sync_defers_its_postings_and_leaves_every_row_the_direct_path_d
                 store = vault.store
                 assert isinstance(store, PostgresStore)
                 assert store.fts_check() is None and store.df_drift() == 0
-                sizes[namespace] = [
-                    int(store.query(f"SELECT pg_relation_size('{index}')")[0][0])
-                    for index in ("lex_postings_pkey", "part_postings_pkey")
-                ]
+                sizes[namespace] = int(
+                    store.query(
+                        "SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['lex_postings',"
+                        " 'lex_packs', 'part_postings', 'part_packs']) t"
+                    )[0][0]
+                )
+                postings[namespace] = [postings_rows(store.query, lx) for lx in (NOTES, PARTS)]
         assert flushes == ([] if namespace == "direct" else [2])  # notes' and parts', once
+    assert postings["direct"] == postings["deferred"] and all(postings["direct"])
+    blocks = {"lex_postings", "lex_packs", "part_postings", "part_packs"}
     direct, deferred = (schema_rows(pg_url, n) for n in ("direct", "deferred"))
+    assert direct["lex_postings"] and not direct["lex_packs"]
+    # Only what the sync wrote before its first full batch (its first note) is rows.
+    assert (
+        deferred["lex_packs"] and len(deferred["lex_postings"]) < len(direct["lex_postings"]) / 20
+    )
     for rows in (direct, deferred):  # but the time of the sync
         rows["meta"] = [r for r in rows["meta"] if not r.startswith("('last_sync'")]
-    assert direct == deferred and direct["lex_postings"] and direct["part_postings"]
-    assert all(d <= b for d, b in zip(sizes["deferred"], sizes["direct"], strict=True)), sizes
-    assert sum(sizes["deferred"]) < sum(sizes["direct"]), sizes
+        for table in blocks:
+            del rows[table]
+    assert direct == deferred
+    assert sizes["deferred"] < sizes["direct"] / 2, sizes
+
+
+def test_notes_changed_and_removed_leave_their_blocks_as_if_never_packed(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A changed or removed note is taken out of the blocks holding it (a block left empty
+    goes): the index then holds exactly the postings a vault indexed row by row holds."""
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 9)
+    monkeypatch.setattr(pg_packs, "PACK_SIZE", 4)
+    root = tmp_path / "vault"
+    write_notes(root, 60, "first")
+    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
+        pg.sync()
+        sqlite.sync()
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+
+        def rows() -> int:
+            return int(store.query("SELECT count(*) FROM lex_postings")[0][0])
+
+        packed, first_rows = store.query("SELECT sum(n) FROM lex_packs")[0][0], rows()
+        assert packed > 20 * first_rows  # all but the first note's
+        write_notes(root, 7, "second")  # an edit: rows beside the blocks
+        for gone in sorted(root.rglob("note03*.md")):
+            gone.unlink()
+        pg.sync()
+        sqlite.sync()
+        assert rows() > first_rows
+        assert store.query("SELECT sum(n) FROM lex_packs")[0][0] < packed
+        assert answers(pg) == answers(sqlite)
+        assert store.fts_check() is None and store.df_drift() == 0
+        edited = postings_rows(store.query, NOTES)
+        assert len(edited) == len({(t, d) for t, d, *_ in edited})  # no posting twice
+        pg.rebuild()  # parts get new ids; notes keep theirs
+        assert postings_rows(store.query, NOTES) == edited
+        assert answers(pg) == answers(sqlite)
 
 
 def test_a_failing_batch_rolls_the_whole_sync_back(

@@ -183,6 +183,7 @@ def test_statistics_follow_updates_and_deletes(corpus: Twin) -> None:
     assert pg.query("SELECT docs, tokens FROM lex_stats") == [(0, 0)]
     assert pg.query("SELECT count(*) FROM lex_terms") == [(0,)]
     assert pg.query("SELECT count(*) FROM lex_postings") == [(0,)]
+    assert pg.query("SELECT count(*) FROM lex_packs") == [(0,)]
 
 
 def test_a_damaged_statistic_is_found(corpus: Twin) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from .pg_packs import Postings
 from .pg_phrases import Columns, Resolved
 
 if TYPE_CHECKING:
@@ -25,37 +26,6 @@ if TYPE_CHECKING:
 
 K1 = 1.2
 B = 0.75
-
-
-def record_dtype(width: int) -> np.dtype[np.void]:
-    """One posting as the server packs it (lore.store.pg_lexical): the document (int8),
-    its length (int4) and the term's count in each column (int4), big-endian."""
-    import numpy as np
-
-    return np.dtype([("doc", ">i8"), ("len", ">i4"), ("tf", ">i4", (width,))])
-
-
-class Postings(NamedTuple):
-    """A term's postings: documents, their lengths and per-column counts, row by row."""
-
-    docs: NDArray[np.int64]
-    lengths: NDArray[np.float64]
-    counts: NDArray[np.int64]  # (documents, columns)
-
-    @classmethod
-    def decode(cls, packed: bytes, width: int) -> Postings:
-        import numpy as np
-
-        rows = np.frombuffer(packed, dtype=record_dtype(width))
-        return cls(
-            rows["doc"].astype(np.int64),
-            rows["len"].astype(np.float64),
-            rows["tf"].astype(np.int64).reshape(len(rows), width),
-        )
-
-    @property
-    def size(self) -> int:
-        return len(self.docs)
 
 
 def weighted(weights: Sequence[float], per_column: Sequence[int]) -> float:
@@ -102,15 +72,6 @@ class _Phrase(NamedTuple):
     generating: bool
 
 
-def _holding(p: Postings, columns: Columns) -> NDArray[np.bool_]:
-    """The rows with an occurrence in the query's columns."""
-    import numpy as np
-
-    if columns is None:
-        return np.ones(p.size, dtype=bool)
-    return np.asarray((p.counts[:, list(columns)] > 0).any(axis=1), dtype=bool)
-
-
 def _phrases(
     r: Resolved, postings: Mapping[int, Postings], among: NDArray[np.int64] | None
 ) -> dict[int, _Phrase]:
@@ -123,7 +84,7 @@ def _phrases(
     for index, (term_id, idf, generating) in r.direct.items():
         if term_id not in done:
             p = postings[term_id]
-            keep = _holding(p, r.columns)
+            keep = p.holding(r.columns)
             if among is not None:
                 keep &= np.isin(p.docs, among)
             freq = _frequencies(r.weights, p.counts[keep], r.columns)
@@ -197,5 +158,5 @@ def _excluded(
     out = np.isin(docs, np.fromiter(r.excluded_notes, dtype=np.int64))
     for term_id in r.excluded_ids:
         p = postings[term_id]
-        out |= np.isin(docs, p.docs[_holding(p, r.columns)])
+        out |= np.isin(docs, p.docs[p.holding(r.columns)])
     return out

@@ -88,9 +88,10 @@ class PgChecks(PgBase):
                     f"{docs} {what}s and {tokens} tokens recorded, {held} and {total} held"
                 )
             wrong = self._scalar(
-                f"SELECT count(*) FROM {lx.terms} t LEFT JOIN (SELECT term_id, count(*) AS k"
-                f" FROM {lx.postings} GROUP BY term_id) p ON p.term_id = t.id"
-                " WHERE t.df <> coalesce(p.k, 0)"
+                f"SELECT count(*) FROM {lx.terms} t LEFT JOIN (SELECT term_id, sum(k) AS k FROM"
+                f" (SELECT term_id, count(*) AS k FROM {lx.postings} GROUP BY term_id UNION ALL"
+                f" SELECT term_id, sum(n) FROM {lx.packs} GROUP BY term_id) u GROUP BY term_id)"
+                " p ON p.term_id = t.id WHERE t.df <> coalesce(p.k, 0)"
             )
             if wrong:
                 problems.append(f"{wrong} term(s) whose {what} count differs from their postings")

@@ -21,13 +21,13 @@ score them without bringing any.
 How it is computed here (lore.store.pg_schema has the tables, lore.store.pg_postings
 writes them):
 - Single tokens, and phrases of two one-character tokens (most Chinese words), are terms of
-  their own: their notes, counts per column and document frequencies are rows of
-  `lex_postings` and `lex_terms`.
+  their own: their notes, counts per column and document frequencies are in
+  `lex_packs`/`lex_postings` (lore.store.pg_packs) and `lex_terms`.
 - Any other phrase (three characters or more, or with a longer token: "jira 1234") is
   counted in the token streams (`lex_docs`) of the notes holding all of its terms, so its
   position in a long note does not matter (no 16,383-position or 256-occurrence cap).
-- The server hands over each term's postings packed in one value (an index range scan and
-  a concatenation: no arithmetic, no grouping of notes); lore.store.pg_bm25 sums the
+- The server hands over each term's postings packed in bytes (its blocks as stored, its
+  rows concatenated: no arithmetic, no grouping of notes); lore.store.pg_bm25 sums the
   scores with numpy in FTS5's order, so every score is FTS5's bit for bit and ties fall
   by path as they do in SQLite. Summing in SQL cost the server an aggregation of every
   posting per ranking, three or four per search.
@@ -50,8 +50,8 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import pg_bm25
-from .pg_bm25 import Postings
 from .pg_cache import ReadCache
+from .pg_packs import term_postings
 from .pg_phrases import (
     LexicalQuery as LexicalQuery,  # what callers build and rank() takes
 )
@@ -68,47 +68,12 @@ if TYPE_CHECKING:
 FILTER_CHUNK = 256  # candidates, best first, checked against a search's filters at a time
 
 
-def _packed_sql(lx: Lexicon) -> str:
-    """Each term's postings as one value: records of pg_bm25.record_dtype, concatenated."""
-    fields = " || ".join(
-        [f"int8send(p.{lx.doc}::int8)", "int4send(p.len)"]
-        + [f"int4send(p.tf_{c})" for c in lx.columns]
-    )
-    return (
-        f"SELECT p.term_id, string_agg({fields}, ''::bytea) FROM {lx.postings} p"
-        " WHERE p.term_id = ANY(%s) GROUP BY p.term_id"
-    )
-
-
-def _postings(
-    conn: Connection, lx: Lexicon, term_ids: Collection[int], cache: ReadCache | None
-) -> dict[int, Postings]:
-    """The postings of these terms: from the cache, the rest in one statement."""
-    out: dict[int, Postings] = {}
-    missing: list[int] = []
-    for term_id in dict.fromkeys(term_ids):
-        kept = cache.get(("postings", lx.postings, term_id)) if cache is not None else None
-        if kept is None:
-            missing.append(term_id)
-        else:
-            out[term_id] = kept
-    if missing:
-        for term_id, packed in conn.execute(_packed_sql(lx), (missing,)):
-            out[int(term_id)] = Postings.decode(bytes(packed), lx.width)
-        empty = Postings.decode(b"", lx.width)
-        for term_id in missing:
-            found = out.setdefault(term_id, empty)
-            if cache is not None:
-                cache.put(("postings", lx.postings, term_id), found, size=found.size)
-    return out
-
-
 def _scored(
     conn: Connection, r: Resolved, cache: ReadCache | None, among: Collection[int] | None = None
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The candidates and FTS5's score of each (pg_bm25.score)."""
     terms = [term_id for term_id, _idf, _gen in r.direct.values()] + r.excluded_ids
-    return pg_bm25.score(r, _postings(conn, r.lx, terms, cache), among)
+    return pg_bm25.score(r, term_postings(conn, r.lx, terms, cache), among)
 
 
 def _passing(

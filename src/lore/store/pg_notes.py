@@ -51,11 +51,13 @@ class PgNotes(NotesSql, PgBase):
         # rebuild commits; deleted rows stay visible to readers' snapshots until then.
         for sql in (
             "DELETE FROM lex_postings",
+            "DELETE FROM lex_packs",
             "DELETE FROM lex_docs",
             "DELETE FROM lex_terms",
             "DELETE FROM term_df",
             "UPDATE lex_stats SET docs = 0, tokens = 0",
             "DELETE FROM part_postings",
+            "DELETE FROM part_packs",
             "DELETE FROM part_docs",
             "DELETE FROM part_terms",
             "DELETE FROM sections",

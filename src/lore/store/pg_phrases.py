@@ -3,7 +3,7 @@ each phrase's term ids, document frequency and IDF, the notes a long phrase is c
 the columns it matches in — lore.store.pg_lexical ranks with what this resolves.
 
 Values only a sync changes come from the read snapshot's cache (lore.store.pg_cache); what
-is left is read in one round trip (a pipeline)."""
+is left is read in a round trip or two."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .pg_cache import ReadCache
+from .pg_packs import Postings, term_postings
 from .pg_postings import bigram, is_pair_token
 from .pg_schema import LEX_COLUMNS, Lexicon
 from .query import EVERY_NOTE, TextQuery
@@ -128,27 +129,24 @@ def _pattern(phrase: Phrase) -> str:
 
 
 def _count_statement(
-    phrase: Phrase, terms: Mapping[str, tuple[int, int]], lx: Lexicon
+    phrase: Phrase,
+    terms: Mapping[str, tuple[int, int]],
+    postings: Mapping[int, Postings],
+    lx: Lexicon,
 ) -> tuple[str, dict[str, Any]] | None:
     """The statement counting a phrase in the token streams of the notes holding all of
-    its anchors (None: a note holding it holds an anchor no note holds)."""
-    anchors = _anchors(phrase)
-    if any(a not in terms for a in anchors):
+    its anchors (None: no note holds them all, so none holds the phrase)."""
+    import numpy as np
+
+    ids = [terms[a][0] for a in _anchors(phrase)]
+    docs = postings[ids[0]].docs
+    for term_id in ids[1:]:
+        docs = np.intersect1d(docs, postings[term_id].docs, assume_unique=True)
+    if not len(docs):
         return None
-    anchors.sort(key=lambda a: terms[a][1])  # the rarest first: it says where to look
-    first, *rest = (terms[a][0] for a in anchors)
     counts = ", ".join(f"regexp_count(' ' || d.{c} || ' ', %(p)s)" for c in lx.columns)
-    doc = lx.doc
-    sql = (
-        f"SELECT d.{doc}, d.len, {counts} FROM {lx.postings} p0"
-        f" JOIN {lx.docs} d ON d.{doc} = p0.{doc} WHERE p0.term_id = %(first)s"
-        + "".join(
-            f" AND EXISTS (SELECT 1 FROM {lx.postings} p WHERE p.term_id = %(t{i})s"
-            f" AND p.{doc} = p0.{doc})"
-            for i in range(len(rest))
-        )
-    )
-    return sql, {"p": _pattern(phrase), "first": first, **{f"t{i}": t for i, t in enumerate(rest)}}
+    sql = f"SELECT d.{lx.doc}, d.len, {counts} FROM {lx.docs} d WHERE d.{lx.doc} = ANY(%(docs)s)"
+    return sql, {"p": _pattern(phrase), "docs": docs.tolist()}
 
 
 def _counted(rows: Sequence[Sequence[Any]], columns: Columns) -> _Counted:
@@ -170,16 +168,25 @@ def _count_phrases(
     lx: Lexicon,
     cache: ReadCache | None,
 ) -> dict[Phrase, _Counted]:
-    """Each phrase counted in the token streams: those not in the cache in one round trip
-    (a pipeline of one statement each)."""
+    """Each phrase counted in the token streams of the notes holding all of its anchors:
+    those not in the cache in two round trips (the anchors' postings, then a pipeline of
+    one statement each)."""
     out: dict[Phrase, _Counted] = {}
-    pending: dict[Phrase, tuple[str, dict[str, Any]]] = {}
+    wanted: list[Phrase] = []
     for phrase in dict.fromkeys(phrases):
         kept = cache.get(("counted", lx.docs, columns, phrase)) if cache is not None else None
-        statement = None if kept is not None else _count_statement(phrase, terms, lx)
         if kept is not None:
             out[phrase] = kept
-        elif statement is None:
+        elif all(a in terms for a in _anchors(phrase)):
+            wanted.append(phrase)
+        else:  # a note holding it would hold a term no note holds
+            out[phrase] = _Counted(0, {}, {})
+    anchors = [terms[a][0] for phrase in wanted for a in _anchors(phrase)]
+    postings = term_postings(conn, lx, anchors, cache) if anchors else {}
+    pending: dict[Phrase, tuple[str, dict[str, Any]]] = {}
+    for phrase in wanted:
+        statement = _count_statement(phrase, terms, postings, lx)
+        if statement is None:
             out[phrase] = _Counted(0, {}, {})
         else:
             pending[phrase] = statement
@@ -237,14 +244,7 @@ def _statistics(
             terms[term] = kept
     if size is not None and not missing:
         return size, terms
-    if columns is None:
-        lookup = f"SELECT term, id, df FROM {lx.terms} WHERE term = ANY(%s)"
-    else:  # the notes holding the term in those columns (FTS5's IDF under a column filter)
-        lookup = (
-            f"SELECT t.term, t.id, count(p.{lx.doc}) FROM {lx.terms} t LEFT JOIN {lx.postings} p"
-            f" ON p.term_id = t.id AND ({in_columns(lx, columns)}) WHERE t.term = ANY(%s)"
-            " GROUP BY t.term, t.id"
-        )
+    lookup = f"SELECT term, id, df FROM {lx.terms} WHERE term = ANY(%s)"
     with conn.pipeline():
         sized = conn.execute(f"SELECT docs, tokens FROM {lx.stats}") if size is None else None
         found = conn.execute(lookup, (missing,)) if missing else None
@@ -252,6 +252,10 @@ def _statistics(
         row = sized.fetchone()
         size = (int(row[0]), int(row[1])) if row else (0, 0)
     read = {str(term): (int(tid), int(df)) for term, tid, df in (found or ())}
+    if columns is not None and read:
+        # The notes holding the term in those columns: FTS5's IDF under a column filter.
+        postings = term_postings(conn, lx, [tid for tid, _df in read.values()], cache)
+        read = {t: (tid, int(postings[tid].holding(columns).sum())) for t, (tid, _) in read.items()}
     terms.update(read)
     if cache is not None:
         cache.put(("size", lx.stats), size)
@@ -311,7 +315,3 @@ def resolve(
         else:
             resolved.excluded_notes |= set(counted[phrase].per_note)
     return resolved
-
-
-def in_columns(lx: Lexicon, columns: tuple[int, ...], alias: str = "p") -> str:
-    return " OR ".join(f"{alias}.tf_{lx.columns[c]} > 0" for c in columns)

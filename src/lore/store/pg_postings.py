@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .pg_packs import pack_rows, rewrite_table, unpack_documents
 from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ def stage_tables() -> str:
             f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df})',
             f"CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term_id integer, doc bigint,"
             f" len integer, {tf})",
+            rewrite_table(lx),
         ]
     out += [
         f"CREATE TEMP TABLE IF NOT EXISTS {EMPTIED} (id integer)",
@@ -195,8 +197,7 @@ def _df_added(lx: Lexicon) -> str:
 def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
     """The statement putting the deferred postings of these lexicons in (write_documents
     with `defer`): their terms' document frequencies, each term row once, and the postings
-    in the primary key's order (appended to an empty index, as a first index's are: its
-    pages written once, full)."""
+    packed in blocks (lore.store.pg_packs), in the primary key's order."""
     out = []
     for lx in lexicons:
         load = _load(lx)
@@ -204,8 +205,7 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
             f"UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM (SELECT term_id,"
             f" count(*) AS df, {_df_counts(lx)} FROM {load} GROUP BY term_id) a"
             " WHERE t.id = a.term_id",
-            f"INSERT INTO {lx.postings} (term_id, {lx.doc}, len, {lx.tf})"
-            f" SELECT term_id, doc, len, {lx.tf} FROM {load} ORDER BY term_id, doc",
+            pack_rows(lx, load),
             f"TRUNCATE {load}",
         ]
     return "; ".join(out)
@@ -215,9 +215,10 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
     """Take these documents out of the index (ids not indexed are ignored), with their
     share of the document frequencies and statistics; a term no document holds any more
     is dropped. A document's postings are found from its token streams, through the
-    primary key (no index by document: it would cost every insert a third more). Three
-    round trips: the streams, a COPY of their terms, one statement of several parts. The
-    stage tables must exist."""
+    primary key (no index by document: it would cost every insert a third more), in rows
+    or in blocks (lore.store.pg_packs). Four round trips and the blocks' rewrite: the
+    streams, a COPY of their postings, one statement of several parts each side of the
+    blocks. The stage tables must exist."""
     if not doc_ids:
         return
     postings, _terms = _stage(lx)
@@ -227,21 +228,21 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
     ).fetchall()
     if not rows:
         return
-    with conn.cursor() as cur, cur.copy(f"COPY {postings} (term, doc) FROM STDIN") as copy:
+    with conn.cursor() as cur, cur.copy(f"COPY {postings} FROM STDIN") as copy:
         for doc_id, *fields in rows:
-            for term in note_postings(fields)[1]:
-                copy.write_row((term, doc_id))
+            size, counts = note_postings(fields)
+            for term, per_column in counts.items():
+                copy.write_row((term, doc_id, size, *per_column))
+    # Analysed, the few postings of a few notes are looked up by term, not joined with a
+    # pass over every term.
+    conn.execute(f"ANALYZE {postings}")
+    unpack_documents(conn, lx, postings, [r[0] for r in rows], lx.terms)
     taken = ", ".join(f"df_{c} = t.df_{c} - g.df_{c}" for c in lx.columns)
-    tf = ", ".join(f"p.tf_{c}" for c in lx.columns)
     conn.execute(
-        # Analysed, the few postings of a few notes are looked up by term, not joined
-        # with a pass over every term.
-        f"ANALYZE {postings};"
-        f" WITH gone AS (DELETE FROM {lx.postings} p USING {postings} s JOIN {lx.terms} t"
-        f" ON t.term = s.term WHERE p.term_id = t.id AND p.{lx.doc} = s.doc"
-        f" RETURNING p.term_id, {tf}),"
-        f" counted AS (SELECT term_id, count(*) AS df, {_df_counts(lx)} FROM gone"
-        " GROUP BY term_id),"
+        f"DELETE FROM {lx.postings} p USING {postings} s JOIN {lx.terms} t ON t.term = s.term"
+        f" WHERE p.term_id = t.id AND p.{lx.doc} = s.doc;"
+        f" WITH counted AS (SELECT t.id AS term_id, count(*) AS df, {_df_counts(lx)}"
+        f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term GROUP BY t.id),"
         f" changed AS (UPDATE {lx.terms} t SET df = t.df - g.df, {taken} FROM counted g"
         " WHERE t.id = g.term_id RETURNING t.id, t.df)"
         f" INSERT INTO {EMPTIED} SELECT id FROM changed WHERE df <= 0;"

@@ -14,6 +14,8 @@ from these tables, over the same token stream:
                   per column (a query restricted to the title uses the title's count).
     lex_postings  (term, note) with the term's count in each column and the note's length
                   in tokens: everything BM25 reads about a candidate, in one covering index.
+    lex_packs     the same postings in blocks of up to PACK_SIZE of one term, packed in
+                  bytes (lore.store.pg_packs): what a large sync writes; small syncs add rows.
     lex_docs      each note's four token streams as indexed (longer phrases are counted in
                   them, at any position) and its length.
     lex_stats     notes and tokens in the index (BM25's N and average length).
@@ -41,7 +43,8 @@ class Lexicon:
     of them alike, so the notes and their parts get the same bm25."""
 
     terms: str
-    postings: str
+    postings: str  # rows: what small syncs write
+    packs: str  # blocks of postings packed in bytes: what large syncs write (pg_packs)
     docs: str
     stats: str
     doc: str  # the column naming a document (a note, a part)
@@ -60,9 +63,13 @@ class Lexicon:
         return ", ".join(f"df_{name}" for name in self.columns)
 
 
-NOTES = Lexicon("lex_terms", "lex_postings", "lex_docs", "lex_stats", "note_id", LEX_COLUMNS)
+NOTES = Lexicon(
+    "lex_terms", "lex_postings", "lex_packs", "lex_docs", "lex_stats", "note_id", LEX_COLUMNS
+)
 # Each note's body in parts (lore.derive.sections): FTS5's `fts_sections` has one column.
-PARTS = Lexicon("part_terms", "part_postings", "part_docs", "part_stats", "part_id", ("body",))
+PARTS = Lexicon(
+    "part_terms", "part_postings", "part_packs", "part_docs", "part_stats", "part_id", ("body",)
+)
 
 
 def _ddl(text: str) -> str:
@@ -278,12 +285,26 @@ def m005_tokens(execute: Callable[[str], Any]) -> None:
     )
 
 
+def m006_packs(execute: Callable[[str], Any]) -> None:
+    """A large sync stores each term's postings in blocks packed in bytes (issue 15;
+    lore.store.pg_packs): a posting as a row with its key in an index costs ~130 bytes, in
+    a block 16 (a part's) or 28 (a note's) before compression. The rows an index already
+    has stay rows (readers take both) until `lore rebuild` packs them."""
+    for lx in (NOTES, PARTS):
+        execute(
+            f"CREATE TABLE {lx.packs} (term_id integer NOT NULL, first_doc bigint NOT NULL,"
+            " last_doc bigint NOT NULL, n integer NOT NULL, data bytea NOT NULL,"
+            " PRIMARY KEY (term_id, first_doc))"
+        )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Callable[[str], Any]], None]]] = [
     ("m001_core", m001_core),
     ("m002_pinyin", m002_pinyin),
     ("m003_sections", m003_sections),
     ("m004_postings_by_term", m004_postings_by_term),
     ("m005_tokens", m005_tokens),
+    ("m006_packs", m006_packs),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 # Tables no migration makes: pgvector's, made once the dimension is known.

@@ -12,10 +12,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from . import pg_lexical
+from . import pg_lexical, pg_packs
 from .pg_base import PgBase
 from .pg_names import psycopg_sql
-from .pg_schema import PARTS
+from .pg_schema import NOTES, PARTS
 from .query import Filters, TextQuery
 from .schema import FTS_COLUMNS
 from .search import TAG_SOURCES, SearchSql
@@ -117,15 +117,31 @@ class PgSearch(SearchSql, PgBase):
         return out
 
     def _frequencies_within(self, tokens: list[str], allow: tuple[str, ...]) -> dict[str, int]:
-        where, params = self.allow_sql(allow)
-        return {
-            str(t): int(n)
-            for t, n in self.query(
-                "SELECT t.term, count(*) FROM lex_terms t JOIN lex_postings p ON p.term_id = t.id"
-                f" JOIN notes n ON n.id = p.note_id WHERE t.term = ANY(?){where} GROUP BY t.term",
-                [list(tokens), *params],
+        import numpy as np
+
+        ids = {
+            str(t): int(i)
+            for t, i in self.query(
+                "SELECT term, id FROM lex_terms WHERE term = ANY(?)", [list(tokens)]
             )
         }
+        postings = pg_packs.term_postings(
+            self.lexical(), NOTES, list(ids.values()), self.snapshot_cache()
+        )
+        every = [p.docs for p in postings.values()]
+        held = np.unique(np.concatenate(every)) if every else np.zeros(0, dtype=np.int64)
+        where, params = self.allow_sql(allow)
+        allowed = np.array(
+            [
+                n
+                for (n,) in self.query(
+                    f"SELECT n.id FROM notes n WHERE n.id = ANY(?){where}", [held.tolist(), *params]
+                )
+            ],
+            dtype=np.int64,
+        )
+        counts = {t: int(np.isin(postings[i].docs, allowed).sum()) for t, i in ids.items()}
+        return {t: n for t, n in counts.items() if n}
 
     def rank(
         self, query: TextQuery, filters: Filters, limit: int, weights: list[float]
