@@ -146,6 +146,16 @@ def test_notes_changed_and_removed_leave_their_blocks_as_if_never_packed(
         pg.rebuild()  # parts get new ids; notes keep theirs
         assert postings_rows(store.query, NOTES) == edited
         assert answers(pg) == answers(sqlite)
+        # Out of any sync (autocommit): a note's text indexed again, out of its blocks.
+        note_id, *fields = store.query(
+            "SELECT note_id, title, tags, summary, body FROM lex_docs ORDER BY note_id LIMIT 1"
+        )[0]
+        retitled = ("retitled zebra", *fields[1:])
+        store.reinsert_fts(note_id, retitled)  # (term_df is the sync's to change)
+        assert store.fts_check() is None
+        size, counts = pg_postings.note_postings(retitled)
+        held = [row for row in postings_rows(store.query, NOTES) if row[1] == note_id]
+        assert held == sorted((term, note_id, size, *n) for term, n in counts.items())
 
 
 def test_a_failing_batch_rolls_the_whole_sync_back(

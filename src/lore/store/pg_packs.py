@@ -157,47 +157,48 @@ def unpack_documents(
     import numpy as np
 
     dead = np.unique(np.asarray(list(doc_ids), dtype=np.int64))
-    dtype = record_dtype(lx.width)
     rewrites = _rewrites(lx)
     touched = (
         f"SELECT k.term_id, k.first_doc, k.data FROM {lx.packs} k WHERE (k.term_id, k.first_doc)"
         f" IN (SELECT b.term_id, b.first_doc FROM {gone} g JOIN {terms} t ON t.term = g.term"
         f" JOIN {lx.packs} b ON b.term_id = t.id AND b.first_doc <= g.doc AND b.last_doc >= g.doc)"
     )
-    changed = 0
-    with conn.cursor(name=f"lore_unpack_{lx.packs}") as blocks:
-        blocks.execute(touched)
-        while batch := blocks.fetchmany(FETCH_BLOCKS):
-            out: list[tuple[Any, ...]] = []
-            for term_id, first_doc, data in batch:
-                rows = np.frombuffer(bytes(data), dtype=dtype)
-                keep = rows[~np.isin(rows["doc"], dead)]
-                if len(keep) == len(rows):
-                    continue  # the range held the document; this block does not
-                if len(keep):
-                    out.append(
-                        (
-                            term_id,
-                            first_doc,
-                            int(keep["doc"][0]),
-                            int(keep["doc"][-1]),
-                            len(keep),
-                            keep.tobytes(),
-                        )
-                    )
-                else:
-                    out.append((term_id, first_doc, None, None, 0, b""))
-            if out:
+    # A server-side cursor lives in a transaction: the caller's, or one of its own.
+    with conn.transaction():
+        changed = 0
+        with conn.cursor(name=f"lore_unpack_{lx.packs}") as blocks:
+            blocks.execute(touched)
+            while batch := blocks.fetchmany(FETCH_BLOCKS):
+                out = _without(batch, dead, record_dtype(lx.width))
                 changed += len(out)
-                with conn.cursor() as cur, cur.copy(f"COPY {rewrites} FROM STDIN") as copy:
-                    for row in out:
-                        copy.write_row(row)
-    if changed:
-        conn.execute(
-            f"DELETE FROM {lx.packs} k USING {rewrites} r WHERE k.term_id = r.term_id"
-            f" AND k.first_doc = r.first_doc;"
-            f" INSERT INTO {lx.packs} (term_id, first_doc, last_doc, n, data)"
-            f" SELECT term_id, new_first, last_doc, n, data FROM {rewrites} WHERE n > 0"
-            " ORDER BY 1, 2;"
-            f" TRUNCATE {rewrites}"
-        )
+                if out:
+                    with conn.cursor() as cur, cur.copy(f"COPY {rewrites} FROM STDIN") as copy:
+                        for row in out:
+                            copy.write_row(row)
+        if changed:
+            conn.execute(
+                f"DELETE FROM {lx.packs} k USING {rewrites} r WHERE k.term_id = r.term_id"
+                f" AND k.first_doc = r.first_doc;"
+                f" INSERT INTO {lx.packs} (term_id, first_doc, last_doc, n, data)"
+                f" SELECT term_id, new_first, last_doc, n, data FROM {rewrites} WHERE n > 0"
+                " ORDER BY 1, 2;"
+                f" TRUNCATE {rewrites}"
+            )
+
+
+def _without(
+    blocks: Sequence[tuple[Any, ...]], dead: NDArray[np.int64], dtype: np.dtype[np.void]
+) -> list[tuple[Any, ...]]:
+    """The blocks (term id, first document, records) holding a dead document, as rows of
+    the rewrite table: rewritten without it, or with no records (n = 0) when none is left."""
+    import numpy as np
+
+    out: list[tuple[Any, ...]] = []
+    for term_id, first_doc, data in blocks:
+        rows = np.frombuffer(bytes(data), dtype=dtype)
+        keep = rows[~np.isin(rows["doc"], dead)]
+        if len(keep) == len(rows):
+            continue  # its range held the document; it did not
+        first, last = (int(keep["doc"][0]), int(keep["doc"][-1])) if len(keep) else (None, None)
+        out.append((term_id, first_doc, first, last, len(keep), keep.tobytes()))
+    return out
