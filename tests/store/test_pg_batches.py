@@ -100,10 +100,7 @@ def test_a_large_sync_packs_its_postings_and_holds_every_one_the_direct_path_doe
     blocks = {"lex_postings", "lex_packs", "part_postings", "part_packs"}
     direct, deferred = (schema_rows(pg_url, n) for n in ("direct", "deferred"))
     assert direct["lex_postings"] and not direct["lex_packs"]
-    # Only what the sync wrote before its first full batch (its first note) is rows.
-    assert (
-        deferred["lex_packs"] and len(deferred["lex_postings"]) < len(direct["lex_postings"]) / 20
-    )
+    assert deferred["lex_packs"] and not deferred["lex_postings"]
     for rows in (direct, deferred):  # but the time of the sync
         rows["meta"] = [r for r in rows["meta"] if not r.startswith("('last_sync'")]
         for table in blocks:
@@ -130,19 +127,30 @@ def test_notes_changed_and_removed_leave_their_blocks_as_if_never_packed(
         def rows() -> int:
             return int(store.query("SELECT count(*) FROM lex_postings")[0][0])
 
-        packed, first_rows = store.query("SELECT sum(n) FROM lex_packs")[0][0], rows()
-        assert packed > 20 * first_rows  # all but the first note's
+        packed = store.query("SELECT sum(n) FROM lex_packs")[0][0]
+        assert packed and rows() == 0
         write_notes(root, 7, "second")  # an edit: rows beside the blocks
         for gone in sorted(root.rglob("note03*.md")):
             gone.unlink()
         pg.sync()
         sqlite.sync()
-        assert rows() > first_rows
+        assert rows() > 0
         assert store.query("SELECT sum(n) FROM lex_packs")[0][0] < packed
         assert answers(pg) == answers(sqlite)
         assert store.fts_check() is None and store.df_drift() == 0
         edited = postings_rows(store.query, NOTES)
         assert len(edited) == len({(t, d) for t, d, *_ in edited})  # no posting twice
+        for i in range(30):  # new notes, a large sync: the edits' rows packed with them
+            (root / "extra").mkdir(exist_ok=True)
+            (root / "extra" / f"x{i}.md").write_text(f"# 新增 {i}\n\n客户去重规则 x{i}\n")
+        pg.sync()
+        sqlite.sync()
+        assert rows() == 0
+        known = {d for _t, d, *_ in edited}
+        assert [r for r in postings_rows(store.query, NOTES) if r[1] in known] == edited
+        assert answers(pg) == answers(sqlite)
+        assert store.fts_check() is None and store.df_drift() == 0
+        edited = postings_rows(store.query, NOTES)
         pg.rebuild()  # parts get new ids; notes keep theirs
         assert postings_rows(store.query, NOTES) == edited
         assert answers(pg) == answers(sqlite)

@@ -197,7 +197,8 @@ def _df_added(lx: Lexicon) -> str:
 def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
     """The statement putting the deferred postings of these lexicons in (write_documents
     with `defer`): their terms' document frequencies, each term row once, and the postings
-    packed in blocks (lore.store.pg_packs), in the primary key's order."""
+    packed in blocks (lore.store.pg_packs), in the primary key's order. The rows earlier
+    small syncs wrote are packed with them: rows never pile up past one large sync."""
     out = []
     for lx in lexicons:
         load = _load(lx)
@@ -205,6 +206,9 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
             f"UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM (SELECT term_id,"
             f" count(*) AS df, {_df_counts(lx)} FROM {load} GROUP BY term_id) a"
             " WHERE t.id = a.term_id",
+            # Counted already: only moved into blocks.
+            f"WITH moved AS (DELETE FROM {lx.postings} RETURNING term_id, {lx.doc}, len,"
+            f" {lx.tf}) INSERT INTO {load} SELECT * FROM moved",
             pack_rows(lx, load),
             f"TRUNCATE {load}",
         ]
