@@ -33,7 +33,9 @@ from bench import datasets, scale
 from bench.report import info_lines, run_info, write_outputs
 
 _TARGET = re.compile(
-    r"\b(INSERT(?: OR \w+)? INTO|REPLACE INTO|DELETE FROM|UPDATE|FROM)\s+\"?(\w+)", re.I
+    r"\b(INSERT(?: OR \w+)? INTO|REPLACE INTO|DELETE FROM|UPDATE|FROM)"
+    r"\s+(?:['\"]?\w+['\"]?\.)?['\"]?(\w+)",  # FTS5's own: REPLACE INTO 'main'.'fts_data'
+    re.I,
 )
 TOP = 8  # statement groups shown
 
