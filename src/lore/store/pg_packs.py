@@ -179,7 +179,10 @@ def unpack_documents(
                             copy.write_row(row)
         if changed:
             conn.execute(
-                f"DELETE FROM {lx.packs} k USING {rewrites} r WHERE k.term_id = r.term_id"
+                # Analysed, the few rewritten blocks are looked up by key, not joined with
+                # a pass over every block.
+                f"ANALYZE {rewrites};"
+                f" DELETE FROM {lx.packs} k USING {rewrites} r WHERE k.term_id = r.term_id"
                 f" AND k.first_doc = r.first_doc;"
                 f" INSERT INTO {lx.packs} (term_id, first_doc, last_doc, n, data)"
                 f" SELECT term_id, new_first, last_doc, n, data FROM {rewrites} WHERE n > 0"
