@@ -289,7 +289,8 @@ def m006_packs(execute: Callable[[str], Any]) -> None:
     """A large sync stores each term's postings in blocks packed in bytes (issue 15;
     lore.store.pg_packs): a posting as a row with its key in an index costs ~130 bytes, in
     a block 16 (a part's) or 28 (a note's) before compression. The rows an index already
-    has stay rows (readers take both) until `lore rebuild` packs them."""
+    has stay rows (readers take both) until the next large sync or `lore rebuild` packs
+    them."""
     for lx in (NOTES, PARTS):
         execute(
             f"CREATE TABLE {lx.packs} (term_id integer NOT NULL, first_doc bigint NOT NULL,"
