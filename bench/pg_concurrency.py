@@ -44,7 +44,10 @@ from bench.scale import generate_vault, paragraph_pool, query_sample
 
 MARKERS = 8
 EDITS = 4  # ordinary notes edited per sync
-NOTES_PER_VAULT = 200
+# Enough notes (with their parts) for a first index to fill a batch: its postings are
+# packed in blocks (lore.store.pg_packs), which the writers' edits then rewrite under the
+# readers.
+NOTES_PER_VAULT = 1000
 
 
 def marker_word(vault_index: int) -> str:
@@ -185,7 +188,7 @@ def render(info: dict[str, Any], phases: list[dict[str, Any]], args: argparse.Na
     lines = ["# PostgreSQL under concurrent writers and readers (issue 15)", "", *info_lines(info)]
     lines += [
         f"- PostgreSQL: {info['postgresql']}, default settings",
-        f"- {args.writers} writers (a vault of {NOTES_PER_VAULT} notes + {MARKERS} markers"
+        f"- {args.writers} writers (a vault of {args.notes} notes + {MARKERS} markers"
         f" each, {MARKERS} markers and {EDITS} notes rewritten per sync), {args.readers}"
         " readers, every one a process with its own connection",
         "",
@@ -275,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--writers", type=int, default=4)
     p.add_argument("--readers", type=int, default=16)
     p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--notes", type=int, default=NOTES_PER_VAULT, help="notes per vault")
     p.add_argument("--control-seconds", type=float, default=60.0, help="0: no control phase")
     p.add_argument("--no-write", action="store_true", help="print only, keep results/ as is")
     args = p.parse_args(argv)
@@ -294,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         vaults, urls = [], []
         for i in range(args.writers):
             vault = Path(tmp) / f"vault{i}"
-            generate_vault(vault, NOTES_PER_VAULT, 100 + i, paragraphs)
+            generate_vault(vault, args.notes, 100 + i, paragraphs)
             (vault / "markers").mkdir()
             write_markers(vault, i, 0, range(MARKERS))
             vaults.append(vault)
