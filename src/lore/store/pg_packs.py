@@ -6,7 +6,7 @@ term's count in each column (int4), big-endian, as PostgreSQL's `int8send`/`int4
 write them. A large sync (lore.store.pg_postings.flush_loaded) stores each term's new
 postings in blocks of up to PACK_SIZE records in document order (`packs` tables: term,
 first and last document, count, the records): about 28 bytes a note's posting and 16 a
-part's, before TOAST compresses them, against ~130 as a row with its key in an index. A
+part's, before PostgreSQL compresses them, against ~130 as a row with its key in an index. A
 small sync writes rows, as before; a reader takes a term's blocks and rows alike and
 numpy decodes them without a Python loop.
 
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     Connection = psycopg.Connection[Any]
 
 # Postings in a block: 3.5 KB of a note's, which PostgreSQL compresses in place (no TOAST
-# table to visit). A changed note's old postings are cut out of a block each: blocks of
-# 1,024 cost an edit of 10 notes at 10k 7.1 s (1.3 s as rows), blocks of 128 2.1 s, for
-# 2% more space.
+# table to visit). A changed note's old postings are cut out of a block each: the first
+# edit of 10 notes after a 10k first index took 7.1 s with blocks of 1,024, 3.9 s with
+# blocks of 128 (3.8 s as rows), for 2% more space.
 PACK_SIZE = 128
 FETCH_BLOCKS = 512  # blocks a deletion reads, rewrites and sends at a time
 
@@ -142,6 +142,7 @@ def _rewrites(lx: Lexicon) -> str:
 
 
 def rewrite_table(lx: Lexicon) -> str:
+    """The statement making that table, if this session has not made it yet."""
     return (
         f"CREATE TEMP TABLE IF NOT EXISTS {_rewrites(lx)} (term_id integer, first_doc bigint,"
         " new_first bigint, last_doc bigint, n integer, data bytea)"
