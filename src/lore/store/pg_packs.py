@@ -149,11 +149,9 @@ def rewrite_table(lx: Lexicon) -> str:
     )
 
 
-def unpack_documents(
-    conn: Connection, lx: Lexicon, gone: str, doc_ids: Sequence[int], terms: str
-) -> None:
-    """Take these documents out of the blocks holding them: `gone` is a table of (term,
-    doc) pairs naming every posting of theirs (`terms` resolves a term to its id). Each
+def unpack_documents(conn: Connection, lx: Lexicon, gone: str, doc_ids: Sequence[int]) -> None:
+    """Take these documents out of the blocks holding them: `gone` is a table of (term_id,
+    doc) pairs naming every posting of theirs. Each
     block holding one is rewritten without it, or dropped when nothing is left. Blocks
     are read through a server-side cursor, FETCH_BLOCKS at a time, so a deletion of many
     documents never holds all of them here."""
@@ -163,8 +161,8 @@ def unpack_documents(
     rewrites = _rewrites(lx)
     touched = (
         f"SELECT k.term_id, k.first_doc, k.data FROM {lx.packs} k WHERE (k.term_id, k.first_doc)"
-        f" IN (SELECT b.term_id, b.first_doc FROM {gone} g JOIN {terms} t ON t.term = g.term"
-        f" JOIN {lx.packs} b ON b.term_id = t.id AND b.first_doc <= g.doc AND b.last_doc >= g.doc)"
+        f" IN (SELECT b.term_id, b.first_doc FROM {gone} g JOIN {lx.packs} b"
+        " ON b.term_id = g.term_id AND b.first_doc <= g.doc AND b.last_doc >= g.doc)"
     )
     # A server-side cursor lives in a transaction: the caller's, or one of its own.
     with conn.transaction():

@@ -96,7 +96,7 @@ def stage_tables() -> str:
         df = ", ".join(f"df_{c} integer" for c in lx.columns)
         out += [
             f'CREATE TEMP TABLE IF NOT EXISTS {postings} (term text COLLATE "C", doc bigint,'
-            f" len integer, {tf})",
+            f" len integer, {tf}, term_id integer)",
             f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df})',
             f"CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term_id integer, doc bigint,"
             f" len integer, {tf})",
@@ -137,7 +137,7 @@ def write_documents(
     postings, terms = _stage(lx)
     tokens = 0
     with conn.cursor() as cur:
-        with cur.copy(f"COPY {postings} FROM STDIN") as copy:
+        with cur.copy(f"COPY {postings} ({_stage_columns(lx)}) FROM STDIN") as copy:
             lengths = []
             for doc_id, fields in documents:
                 size, counts = note_postings(fields)
@@ -178,6 +178,11 @@ def write_documents(
         f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term ORDER BY t.id, s.doc;"
         f"{stats} TRUNCATE {postings}, {terms}"
     )
+
+
+def _stage_columns(lx: Lexicon) -> str:
+    """The stage table's columns a COPY fills (a term's id is resolved in the database)."""
+    return f"term, doc, len, {lx.tf}"
 
 
 def _stage_tf(lx: Lexicon) -> str:
@@ -232,21 +237,28 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
     ).fetchall()
     if not rows:
         return
-    with conn.cursor() as cur, cur.copy(f"COPY {postings} FROM STDIN") as copy:
+    with (
+        conn.cursor() as cur,
+        cur.copy(f"COPY {postings} ({_stage_columns(lx)}) FROM STDIN") as copy,
+    ):
         for doc_id, *fields in rows:
             size, counts = note_postings(fields)
             for term, per_column in counts.items():
                 copy.write_row((term, doc_id, size, *per_column))
-    # Analysed, the few postings of a few notes are looked up by term, not joined with a
-    # pass over every term.
-    conn.execute(f"ANALYZE {postings}")
-    unpack_documents(conn, lx, postings, [r[0] for r in rows], lx.terms)
+    # Each term resolved to its id once, for the blocks, the rows and the counts below;
+    # analysed after, the few postings of a few notes are then looked up by key, not
+    # joined with a pass over every term or block.
+    conn.execute(
+        f"UPDATE {postings} s SET term_id = t.id FROM {lx.terms} t WHERE t.term = s.term;"
+        f" ANALYZE {postings}"
+    )
+    unpack_documents(conn, lx, postings, [r[0] for r in rows])
     taken = ", ".join(f"df_{c} = t.df_{c} - g.df_{c}" for c in lx.columns)
     conn.execute(
-        f"DELETE FROM {lx.postings} p USING {postings} s JOIN {lx.terms} t ON t.term = s.term"
-        f" WHERE p.term_id = t.id AND p.{lx.doc} = s.doc;"
-        f" WITH counted AS (SELECT t.id AS term_id, count(*) AS df, {_df_counts(lx)}"
-        f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term GROUP BY t.id),"
+        f"DELETE FROM {lx.postings} p USING {postings} s"
+        f" WHERE p.term_id = s.term_id AND p.{lx.doc} = s.doc;"
+        f" WITH counted AS (SELECT term_id, count(*) AS df, {_df_counts(lx)}"
+        f" FROM {postings} GROUP BY term_id),"
         f" changed AS (UPDATE {lx.terms} t SET df = t.df - g.df, {taken} FROM counted g"
         " WHERE t.id = g.term_id RETURNING t.id, t.df)"
         f" INSERT INTO {EMPTIED} SELECT id FROM changed WHERE df <= 0;"
