@@ -8,15 +8,20 @@ import itertools
 import random
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pg_support import postings_rows
 from test_pg_ranking import random_fields, text_queries
 from twin import Twin, make_twin, note_row
 
+import lore
 from lore.derive.fields import distinct_terms
-from lore.store import pg_batch, pg_packs
+from lore.store import pg_batch, pg_packs, pg_postings
+from lore.store.pg_schema import NOTES
+from lore.store.postgres import PostgresStore
 from lore.store.query import TextQuery
 
 _examples = itertools.count()
@@ -84,3 +89,58 @@ def test_random_writes_keep_the_blocks_exact(
     finally:  # a failing example must not keep its connections open for the next
         twin.pg.close()
         twin.sqlite.close()
+
+
+def test_a_document_id_met_inside_another_record_is_not_cut_there(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record is found in a block by its document's id as packed (8 bytes); the same
+    bytes can stand inside an earlier record (a count of 0 in one column then the id in
+    the next). Such a block is rebuilt record by record: the right posting goes, and
+    every other stays; a block whose range holds the id but not its record stays."""
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 6)  # 3 notes and their parts: packed
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(4):
+        (root / f"n{i:02d}.md").write_text(f"# note {i}\n\nzebra common{i % 2}\n")
+    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
+        pg.sync()
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        dead = int(store.query("SELECT id FROM notes WHERE path = 'n01.md'")[0][0])
+        # n00's record, before n01's in the zebra block: zebra's count is n01's id.
+        (root / "n00.md").write_text("# note 0\n\n" + "zebra " * dead + "\n")
+        pg.rebuild()
+        (zebra,) = store.query("SELECT id FROM lex_terms WHERE term = 'zebra'")[0]
+
+        def covering() -> list[tuple[Any, ...]]:
+            """The zebra block whose range holds n01: the trap is set when n01's id is met
+            first inside n00's record."""
+            return store.query(
+                f"SELECT data FROM lex_packs WHERE term_id = {int(zebra)}"
+                f" AND first_doc <= {dead} AND last_doc >= {dead}"
+            )
+
+        packed = dead.to_bytes(8, "big")
+        width = pg_packs.record_width(NOTES)
+        # Edited again, n01's postings are rows; the block's range still holds its id.
+        for edition in ("edited", "again"):
+            assert [0 < bytes(d).find(packed) % width for (d,) in covering()] == [True]
+            before = postings_rows(store.query, NOTES)
+            (root / "n01.md").write_text(f"# note 1\n\nzebra {edition}\n")
+            pg.sync()
+            sqlite.sync()
+            after = postings_rows(store.query, NOTES)
+            assert [r for r in after if r[1] != dead] == [r for r in before if r[1] != dead]
+            fields = store.query(
+                f"SELECT title, tags, summary, body FROM lex_docs WHERE note_id = {dead}"
+            )
+            size, counts = pg_postings.note_postings(fields[0])
+            expected = sorted((term, dead, size, *n) for term, n in counts.items())
+            assert [r for r in after if r[1] == dead] == expected  # the new version, once
+            assert store.fts_check() is None and store.df_drift() == 0
+            for query in ("zebra", edition, "common0"):
+                got = [(h.path, round(h.score, 6)) for h in pg.search(query, mode="mode4")]
+                assert got == [
+                    (h.path, round(h.score, 6)) for h in sqlite.search(query, mode="mode4")
+                ]

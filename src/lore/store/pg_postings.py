@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .pg_packs import pack_rows, rewrite_table, unpack_documents
+from .pg_packs import hits_table, pack_rows, unpack_documents
 from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def stage_tables() -> str:
             f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df})',
             f"CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term_id integer, doc bigint,"
             f" len integer, {tf})",
-            rewrite_table(lx),
+            hits_table(lx),
         ]
     out += [
         f"CREATE TEMP TABLE IF NOT EXISTS {EMPTIED} (id integer)",
@@ -225,9 +225,9 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
     share of the document frequencies and statistics; a term no document holds any more
     is dropped. A document's postings are found from its token streams, through the
     primary key (no index by document: it would cost every insert a third more), in rows
-    or in blocks (lore.store.pg_packs). Four round trips and the blocks' rewrite: the
-    streams, a COPY of their postings, one statement of several parts each side of the
-    blocks. The stage tables must exist."""
+    or in blocks (lore.store.pg_packs). Four round trips: the streams, a COPY of their
+    postings, their terms' ids, and one statement of several parts. The stage tables
+    must exist."""
     if not doc_ids:
         return
     postings, _terms = _stage(lx)
@@ -252,10 +252,10 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
         f"UPDATE {postings} s SET term_id = t.id FROM {lx.terms} t WHERE t.term = s.term;"
         f" ANALYZE {postings}"
     )
-    unpack_documents(conn, lx, postings, [r[0] for r in rows])
     taken = ", ".join(f"df_{c} = t.df_{c} - g.df_{c}" for c in lx.columns)
     conn.execute(
-        f"DELETE FROM {lx.postings} p USING {postings} s"
+        f"{unpack_documents(lx, postings)};"
+        f" DELETE FROM {lx.postings} p USING {postings} s"
         f" WHERE p.term_id = s.term_id AND p.{lx.doc} = s.doc;"
         f" WITH counted AS (SELECT term_id, count(*) AS df, {_df_counts(lx)}"
         f" FROM {postings} GROUP BY term_id),"
