@@ -168,6 +168,12 @@ KEYS = st.sampled_from(
 ) | st.text(max_size=12)
 
 
+@pytest.mark.parametrize("blank", [[""], [" "], "", None])
+def test_a_blank_query_in_a_list_is_a_missing_query(blank: Any) -> None:
+    with pytest.raises(ArgumentError, match="`query` is required"):
+        normalise("search", SEARCH_PARAMS, {"query": blank})
+
+
 @given(st.dictionaries(KEYS, JSON, max_size=6))
 def test_anything_is_read_or_refused_with_an_argument_error(raw: dict[str, Any]) -> None:
     try:

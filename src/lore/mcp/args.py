@@ -253,7 +253,11 @@ def normalise(
     notices: list[str] = []
     for param in params:
         values = [
-            (k, _convert(tool, param, v)) for k, v in given.get(param.name, []) if not _absent(v)
+            (k, converted)
+            for k, v in given.get(param.name, [])
+            if not _absent(v)
+            # a string in a list (["  "]) is read as the string: blank is not given either
+            and not _absent(converted := _convert(tool, param, v))
         ]
         if param.kind == "strings":
             merged = [item for _, items in values for item in items]
