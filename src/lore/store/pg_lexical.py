@@ -84,6 +84,34 @@ def _passing(
     return {int(n) for (n,) in conn.execute(sql, {**params, "docs": list(docs)})}
 
 
+def _best_passing(
+    conn: Connection,
+    docs: NDArray[np.int64],
+    scores: NDArray[np.float64],
+    limit: int,
+    where: str,
+    params: Mapping[str, Any],
+) -> list[tuple[int, float]]:
+    """The best `limit` candidates passing `where`, and every one sharing the last place:
+    asked of the best first, a chunk at a time, until the last place is settled."""
+    import numpy as np
+
+    order = np.lexsort((docs, -scores))
+    best: list[tuple[int, float]] = []
+    step = max(FILTER_CHUNK, limit)
+    for start in range(0, len(order), step):
+        at = order[start : start + step]
+        chunk = list(zip(docs[at].tolist(), scores[at].tolist(), strict=True))
+        passing = _passing(conn, [n for n, _s in chunk], where, params)
+        best += [c for c in chunk if c[0] in passing]
+        if len(best) > limit and best[limit][1] < best[limit - 1][1]:
+            break  # every note that may share the last place is in
+    if len(best) > limit:
+        floor = best[limit - 1][1]
+        best = [c for c in best if c[1] >= floor]
+    return best
+
+
 def _ties(conn: Connection, lx: Lexicon, docs: Sequence[int]) -> dict[int, str]:
     """What orders candidates of equal score (lore.retrieve.search.rank's ties by path):
     the note's path; a part's id (as SQLite's rowid orders parts)."""
@@ -118,20 +146,15 @@ def rank(
     if r.notes == 0 or r.empty or limit <= 0:
         return []
     docs, scores = _scored(conn, r, cache)
-    order = np.lexsort((docs, -scores))  # best first; equal scores: settled below
-    best: list[tuple[int, float]] = []
-    step = max(FILTER_CHUNK, limit)
-    for start in range(0, len(order), step):
-        chunk = [(int(docs[i]), float(scores[i])) for i in order[start : start + step]]
-        if where:
-            passing = _passing(conn, [n for n, _s in chunk], where, params or {})
-            chunk = [c for c in chunk if c[0] in passing]
-        best += chunk
-        if len(best) > limit and best[limit][1] < best[limit - 1][1]:
-            break  # every note that may share the last place is in
-    if len(best) > limit:
-        floor = best[limit - 1][1]
-        best = [c for c in best if c[1] >= floor]
+    if not len(docs):
+        return []
+    if where:
+        best = _best_passing(conn, docs, scores, limit, where, params or {})
+    else:  # the best `limit` and every note sharing the last place, without a full sort
+        cut = max(len(scores) - limit, 0)
+        floor = np.partition(scores, cut)[cut]
+        held = np.flatnonzero(scores >= floor)
+        best = list(zip(docs[held].tolist(), scores[held].tolist(), strict=True))
     shared = Counter(s for _n, s in best)
     tied = [n for n, s in best if shared[s] > 1]
     ties = _ties(conn, lx, tied) if tied else {}
@@ -154,7 +177,7 @@ def scores(
     if not r.notes or not note_ids or r.empty:
         return {}
     docs, found = _scored(conn, r, cache, among=note_ids)
-    return {int(n): float(s) for n, s in zip(docs, found, strict=True)}
+    return dict(zip(docs.tolist(), found.tolist(), strict=True))
 
 
 def matching(
@@ -171,7 +194,7 @@ def matching(
     r = resolve(conn, plain, [1.0] * lx.width, lx, cache)
     if r.notes == 0 or r.empty:
         return []
-    docs = [int(n) for n in _scored(conn, r, cache)[0]]
+    docs: list[int] = _scored(conn, r, cache)[0].tolist()
     if where and docs:
         passing = _passing(conn, docs, where, params or {})
         docs = [n for n in docs if n in passing]
