@@ -175,8 +175,12 @@ def _count_phrases(
     wanted: list[Phrase] = []
     for phrase in dict.fromkeys(phrases):
         kept = cache.get(("counted", lx.docs, columns, phrase)) if cache is not None else None
+        # Counted for other columns (the name channel asks for titles), the same rows.
+        rows = cache.get(("in streams", lx.docs, phrase)) if cache is not None else None
         if kept is not None:
             out[phrase] = kept
+        elif rows is not None:
+            out[phrase] = _kept(cache, lx, columns, phrase, rows)
         elif all(a in terms for a in _anchors(phrase)):
             wanted.append(phrase)
         else:  # a note holding it would hold a term no note holds
@@ -196,10 +200,26 @@ def _count_phrases(
                 phrase: conn.execute(sql, params) for phrase, (sql, params) in pending.items()
             }
         for phrase, cur in cursors.items():
-            out[phrase] = _counted(cur.fetchall(), columns)
+            rows = cur.fetchall()
             if cache is not None:
-                cache.put(("counted", lx.docs, columns, phrase), out[phrase])
+                cache.put(("in streams", lx.docs, phrase), rows, size=len(rows))
+            out[phrase] = _kept(cache, lx, columns, phrase, rows)
     return out
+
+
+def _kept(
+    cache: ReadCache | None,
+    lx: Lexicon,
+    columns: Columns,
+    phrase: Phrase,
+    rows: Sequence[Sequence[Any]],
+) -> _Counted:
+    """The phrase's counts in these columns, from its rows (note, length, count per
+    column), kept in the cache."""
+    found = _counted(rows, columns)
+    if cache is not None:
+        cache.put(("counted", lx.docs, columns, phrase), found)
+    return found
 
 
 @dataclass
