@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lore.derive.pinyin import SYLLABLES, decode_units, encode_units, keys, name_units
-from lore.retrieve.pinyin import match, may_spell, pinyin_words
+from lore.retrieve.pinyin import _full, _initials, match, may_spell, pinyin_words
 
 # Common characters, heteronyms among them (重 行 乐 曾 长 还 了 的 得), none read with ü.
 COMMON = "张三重庆行长乐曾还了得数据库客户去规则银东西南北"
@@ -81,6 +81,18 @@ def test_a_word_may_spell_refuses_spells_nothing_and_begins_no_key(name: str, wo
         return
     assert match([word], set(), 1, units, frozenset()) == (0.0, ())
     assert not any(key.startswith(word) for key in keys(units))
+
+
+@settings(max_examples=300, deadline=None)
+@given(names, st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), min_size=1, max_size=8))
+def test_a_word_spells_nothing_from_a_unit_no_reading_of_which_it_begins(
+    name: str, word: str
+) -> None:
+    """What `match` relies on to skip such units."""
+    units = name_units(f"x{name}")  # a Latin token, no readings, first
+    for i, unit in enumerate(units):
+        if word[0] not in {r[0] for r in unit.readings}:
+            assert _full(word, units, i) == -1 and _initials(word, units, i) == -1
 
 
 def test_spellings_and_their_beginnings_may_spell() -> None:

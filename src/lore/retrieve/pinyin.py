@@ -144,6 +144,9 @@ def match(
         return 0.0, ()
     covered: set[int] = set()
     spelled: list[str] = []
+    # A stretch a word spells starts at a unit one of whose readings begins with the
+    # word's first letter (as full pinyin and as initials alike): the others are skipped.
+    letters = [{r[:1] for r in u.readings} for u in units]
     for word in words:
         if word in literal and any(u.literal == word for u in units):
             continue  # written as it is in the name: an exact match, not a spelling
@@ -151,6 +154,8 @@ def match(
         # a word typed twice ("bi ji ... bi ji" for 笔记…笔记) covers both places.
         best, gain = (0, 0), (0, 0)
         for i in range(len(units)):
+            if word[0] not in letters[i]:
+                continue
             end = max(_full(word, units, i), _initials(word, units, i))
             new = (sum(1 for j in range(i, end) if j not in covered), end - i)
             if new > gain:
