@@ -79,6 +79,14 @@ def test_a_name_is_found_by_its_pinyin(vault: lore.Vault, query: str) -> None:
     assert "people/张三.md" in top(vault, query)
 
 
+def test_a_word_that_spelled_the_name_counts_as_matched(vault: lore.Vault) -> None:
+    """Not "matched 0 of 1 words" on the note the word found."""
+    hit = next(h for h in vault.search("zhangsan") if h.path == "people/张三.md")
+    assert (hit.words_matched, hit.words_total) == (["zhangsan"], 1)
+    hit = next(h for h in vault.search("zhangsan budget") if h.path == "people/张三.md")
+    assert "zhangsan" in hit.words_matched and hit.words_total == 2
+
+
 def test_pinyin_never_drowns_a_real_text_match(vault: lore.Vault) -> None:
     # The note that writes "zhangsan" matches the text itself: it ranks above the note
     # whose name only sounds like it.
@@ -156,6 +164,7 @@ def test_the_cli_shows_folding_and_pinyin(root: Path, backend_db: Any) -> None:
     explained = lore_cli(root, backend_db, "search", "zhangsan", "--explain")
     assert explained.returncode == 0, explained.stderr
     assert "matched by pinyin: zhangsan → 张三" in explained.stdout
+    assert "matched 0 of" not in explained.stdout
     explained = lore_cli(root, backend_db, "search", "數據庫", "--explain")
     assert "folded (Traditional → Simplified): 數據庫 → 数据库" in explained.stdout
 

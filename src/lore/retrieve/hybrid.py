@@ -233,6 +233,7 @@ def hybrid_search(
             else head_evidence(rows[f.note_id].body, rows[f.note_id].body_line),
             mode=actual,
             asked=text_plan,
+            spelled=found.pinyin[f.note_id].words if f.note_id in found.pinyin else (),
         )
         for f in top
     ]

@@ -319,9 +319,12 @@ def make_hit(
     evidence: Evidence | None = None,
     mode: str | None = None,
     asked: QueryPlan | None = None,
+    spelled: tuple[str, ...] = (),
 ) -> Hit:
     """`asked`: the query's plan before pruning (default `query_plan`); its words are the
-    ones the hit counts ("matched 2 of 3 words"), those left out as too common included."""
+    ones the hit counts ("matched 2 of 3 words"), those left out as too common included.
+    `spelled`: the query's words that spelled the note's name in pinyin (they count as
+    matched: "tijian" found 体检)."""
     words = (asked or query_plan).words
     head = f"{row.title}\n{' '.join(row.tags)}"
     # A word left out of the search (most notes hold it) counts where the note holds it.
@@ -335,6 +338,10 @@ def make_hit(
         unsearched_held = matched_in(f"{head}\n{row.body}", QueryPlan(query_plan.text, unsearched))
     # The evidence saw every match in the text it was cut from; names and tags add theirs.
     held = set(evidence.matched) | matched_in(head, query_plan) | unsearched_held
+    if spelled:
+        from .pinyin import pinyin_words
+
+        held |= {w for w in words if set(pinyin_words(w.surface or w.text)) & set(spelled)}
     return Hit(
         path=row.path,
         title=row.title,
