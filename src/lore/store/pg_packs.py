@@ -12,8 +12,9 @@ numpy decodes them without a Python loop.
 
 Every posting is in exactly one place, so counts stay exact and nothing is masked when
 reading: deleting a document (a changed or removed note) cuts its record out of the
-blocks holding it (`unpack_documents`), one per term of the note, on the server: an edit
-of 10 notes of a 10k vault read ~13,000 blocks (24 MB) and sent them back, from the client.
+blocks holding it (`unpack_documents`), one per term of the note, on the server. The
+client used to read those blocks and send them back: ~13,000 blocks (24 MB) each way for
+an edit of 10 notes of a 10k vault.
 """
 
 from __future__ import annotations
