@@ -16,6 +16,7 @@ from ..errors import QueryError
 from ..model import Hit, SearchResult
 from ..store.query import Filters
 from ..store.rows import HitRow
+from .pinyin import pinyin_words
 from .query import QueryPlan, QueryTerm, plan, shown_exclusions, shown_query
 from .snippet import SCAN_LIMIT_CHARS, Evidence, Match, build_evidence, find_matches, matched_in
 
@@ -339,9 +340,8 @@ def make_hit(
     # The evidence saw every match in the text it was cut from; names and tags add theirs.
     held = set(evidence.matched) | matched_in(head, query_plan) | unsearched_held
     if spelled:
-        from .pinyin import pinyin_words
-
-        held |= {w for w in words if set(pinyin_words(w.surface or w.text)) & set(spelled)}
+        said = set(spelled)
+        held |= {w for w in words if not said.isdisjoint(pinyin_words(w.surface or w.text))}
     return Hit(
         path=row.path,
         title=row.title,

@@ -164,8 +164,8 @@ def _bounds(lx: Lexicon, data: str) -> str:
 
 
 def record_width(lx: Lexicon) -> int:
-    """Bytes of one record (record_dtype)."""
-    return 8 + 4 + 4 * lx.width
+    """Bytes of one record of the lexicon."""
+    return record_dtype(lx.width).itemsize
 
 
 def unpack_documents(lx: Lexicon, gone: str) -> str:
