@@ -23,9 +23,9 @@ FILES = {
     "entities/张三.md": "---\naliases: [zs]\n---\n# 张三\n\n负责 [[客户去重规则 v2]]。\n",
     "memory/2026-11-20.md": "# 2026-11-20\n\n- 和 zs 讨论了去重灰度。\n",
 }
-OLDER = (
-    3  # m001_core..m003_sections: before the postings by term (m004), tokens (m005), blocks (m006)
-)
+# m001_core..m003_sections: before the postings by term (m004), tokens (m005), blocks (m006)
+# and the terms' room (m007)
+OLDER = 3
 
 
 def older_schema(
@@ -70,6 +70,14 @@ def test_an_older_schema_is_migrated_on_open_with_its_rows_intact(
         assert vault.lookup("zs").level == "L1"
         assert vault.sync().wrote is False  # the same notes, derived the same way
         assert vault.doctor().ok
+        store = vault.store
+        assert isinstance(store, pg_mod.PostgresStore)
+        room = store.query(
+            "SELECT relname, reloptions FROM pg_class"
+            " WHERE relnamespace = current_schema()::regnamespace"
+            " AND relname IN ('lex_terms', 'part_terms') ORDER BY relname"
+        )
+        assert room == [("lex_terms", ["fillfactor=50"]), ("part_terms", ["fillfactor=50"])]
         vault.add_token("agent", principal=None)  # the new table works
         assert [t.name for t in vault.tokens()] == ["agent"]
 

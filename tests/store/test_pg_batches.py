@@ -109,6 +109,34 @@ def test_a_large_sync_packs_its_postings_and_holds_every_one_the_direct_path_doe
     assert sizes["deferred"] < sizes["direct"] / 2, sizes
 
 
+def test_a_large_sync_sets_its_terms_counts_in_place(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large sync inserts its new terms without their document frequencies and sets them
+    all at its end: their pages keep room for it (m007_terms_room), so a row's new version
+    stays on its page and no index of the table changes (a HOT update)."""
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 9)  # dozens of batches: a deferred load
+    root = tmp_path / "vault"
+    write_notes(root, 240, "first")
+    with lore.open(root, db=pg_url) as pg:
+        pg.sync()
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        store.query("SELECT pg_stat_force_next_flush()")  # this session's counts, shared
+        updates = {
+            str(table): (int(all_), int(hot))
+            for table, all_, hot in store.query(
+                "SELECT relname, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
+                " WHERE schemaname = current_schema() AND relname IN ('lex_terms', 'part_terms')"
+            )
+        }
+        terms = {t: int(store.query(f"SELECT count(*) FROM {t}")[0][0]) for t in updates}
+    assert sorted(updates) == ["lex_terms", "part_terms"]
+    for table, (all_, hot) in updates.items():
+        assert terms[table] >= all_ > 500, (table, all_, terms)  # each set once at most
+        assert hot == all_, (table, hot, all_)
+
+
 def test_notes_changed_and_removed_leave_their_blocks_as_if_never_packed(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
