@@ -1,5 +1,6 @@
 """The sync's writes on PostgreSQL in batches (issue 15): many batches index what one does,
-a batch that fails takes the whole sync with it, new ids are given as SQLite gives rowids,
+a large sync sets its terms' counts in place, a batch that fails takes the whole sync with
+it, new ids are given as SQLite gives rowids,
 an up-to-date vault opens while another process syncs it; and what both backends share:
 a note's repeated tags and links kept as first written, tags looked up many at a time."""
 
