@@ -112,7 +112,9 @@ def term_postings(
     if not missing:
         return out
     parts: dict[int, list[bytes]] = {term_id: [] for term_id in missing}
-    for term_id, packed in conn.execute(_read_sql(lx), {"t": missing}):
+    # In binary: as text, each byte comes as two hex digits the client parses back, which
+    # made reading postings 2.5x slower (3.9 MB of blocks: 21 ms against 8.7 ms).
+    for term_id, packed in conn.execute(_read_sql(lx), {"t": missing}, binary=True):
         parts[int(term_id)].append(bytes(packed))
     for term_id, chunks in parts.items():
         found = out[term_id] = Postings.decode(b"".join(chunks), lx.width)
