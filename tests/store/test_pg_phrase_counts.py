@@ -1,19 +1,22 @@
 """A long phrase is counted in the notes' token streams on the server (issue 15) by the
 cheapest exact form: a plain substring count when characters that are always a whole
 token end it, a regular expression resuming after each occurrence when occurrences
-cannot overlap, one testing every token when they can. Each form counts what FTS5 does."""
+cannot overlap, one testing every token when they can. Each form counts what FTS5 does;
+and the union of a query's postings is found without a sort where it can be."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from twin import Twin, make_twin
 
 from lore.derive.tokenize import index_text
+from lore.store import pg_bm25
 from lore.store.pg_phrases import _ALONE, _counter
 from lore.store.query import EVERY_NOTE, TextQuery
 
@@ -93,3 +96,20 @@ def corpus(tmp_path: Path, pg_url: str) -> Twin:
 @given(phrase=st.lists(st.sampled_from(VOCAB), min_size=2, max_size=5).map(tuple))
 def test_random_phrases_count_as_fts5(corpus: Twin, phrase: tuple[str, ...]) -> None:
     corpus.assert_same(TextQuery((phrase,)), limit=50)
+
+
+@given(
+    st.lists(
+        st.lists(st.integers(0, 2**40), unique=True).map(sorted)
+        | st.lists(st.integers(10**6, 10**6 + 50), unique=True),
+        max_size=6,
+    )
+)
+def test_the_union_of_postings_is_what_np_unique_gives(lists: list[list[int]]) -> None:
+    """Both ways _union finds it (a table over a narrow range, a sort over a wide one)."""
+    arrays = [np.array(values, dtype=np.int64) for values in lists]
+    every = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+    docs, inverse = pg_bm25._union(arrays)
+    expected_docs, expected_inverse = np.unique(every, return_inverse=True)
+    assert docs.tolist() == expected_docs.tolist()
+    assert inverse.tolist() == expected_inverse.tolist()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 K1 = 1.2
 B = 0.75
+DENSE_SPAN = 8  # a union of postings by a table over their range: see _union
 
 
 def weighted(weights: Sequence[float], per_column: Sequence[int]) -> float:
@@ -79,28 +80,49 @@ def _phrases(
     word the planner counts three times is three phrases of one term: worked out once."""
     import numpy as np
 
+    def phrase(p: Postings, idf: float, generating: bool, columns: Columns) -> _Phrase:
+        keep = None if columns is None else p.holding(columns)
+        if among is not None:
+            inside = np.isin(p.docs, among)
+            keep = inside if keep is None else keep & inside
+        if keep is None:  # every posting: no copy
+            return _Phrase(
+                p.docs, p.lengths, _frequencies(r.weights, p.counts, None), idf, generating
+            )
+        freq = _frequencies(r.weights, p.counts[keep], columns)
+        return _Phrase(p.docs[keep], p.lengths[keep], freq, idf, generating)
+
     out: dict[int, _Phrase] = {}
     done: dict[int, _Phrase] = {}
     for index, (term_id, idf, generating) in r.direct.items():
         if term_id not in done:
-            p = postings[term_id]
-            keep = p.holding(r.columns)
-            if among is not None:
-                keep &= np.isin(p.docs, among)
-            freq = _frequencies(r.weights, p.counts[keep], r.columns)
-            done[term_id] = _Phrase(p.docs[keep], p.lengths[keep], freq, idf, generating)
+            done[term_id] = phrase(postings[term_id], idf, generating, r.columns)
         out[index] = done[term_id]._replace(idf=idf, generating=generating)
-    allowed = None if among is None else set(among.tolist())
     for index, (counted, idf, generating) in r.counted.items():
-        notes = [n for n in counted.per_note if allowed is None or n in allowed]
-        out[index] = _Phrase(
-            np.array(notes, dtype=np.int64),
-            np.array([counted.lengths[n] for n in notes], dtype=np.float64),
-            np.array([weighted(r.weights, counted.per_note[n]) for n in notes]),
-            idf,
-            generating,
-        )
+        # Counted in the query's columns only, and only where they hold it (pg_phrases).
+        out[index] = phrase(counted, idf, generating, None)
     return out
+
+
+def _union(arrays: Sequence[NDArray[np.int64]]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+    """What np.unique(concatenated arrays, return_inverse=True) gives: the distinct
+    documents in ascending order and where each posting's document is among them. When
+    the documents' range is at most DENSE_SPAN times their number, a table over the range
+    finds both without sorting (a long question's terms hold a large share of the notes)."""
+    import numpy as np
+
+    every = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+    if not len(every):
+        return every, np.zeros(0, dtype=np.intp)
+    low = int(every.min())
+    span = int(every.max()) - low + 1
+    if span > DENSE_SPAN * len(every):
+        return np.unique(every, return_inverse=True)
+    offsets = every - low
+    seen = np.zeros(span, dtype=bool)
+    seen[offsets] = True
+    place = np.cumsum(seen, dtype=np.intp) - 1
+    return np.flatnonzero(seen) + low, place[offsets]
 
 
 def _term(
@@ -123,10 +145,7 @@ def score(
 
     wanted = None if among is None else np.fromiter(among, dtype=np.int64)
     phrases = _phrases(r, postings, wanted)
-    every = [p.docs for p in phrases.values()]
-    docs, inverse = np.unique(
-        np.concatenate(every) if every else np.zeros(0, dtype=np.int64), return_inverse=True
-    )
+    docs, inverse = _union([p.docs for p in phrases.values()])
     where: dict[int, NDArray[np.intp]] = {}
     lengths = np.zeros(len(docs))
     generating = np.zeros(len(docs), dtype=bool)

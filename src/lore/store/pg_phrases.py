@@ -93,21 +93,6 @@ class LexicalQuery:
         return [*self.generating, *self.scoring, *every]
 
 
-def masked(per_column: Sequence[int], columns: Columns) -> tuple[int, ...]:
-    if columns is None:
-        return tuple(int(n) for n in per_column)
-    return tuple(int(n) if i in columns else 0 for i, n in enumerate(per_column))
-
-
-@dataclass(frozen=True)
-class _Counted:
-    """A phrase counted in the token streams: per note, its count in each column."""
-
-    holding: int  # notes holding it (in the query's column, if any)
-    per_note: dict[int, tuple[int, ...]]  # note id -> counts per column
-    lengths: dict[int, int]
-
-
 def _direct(phrase: Phrase) -> str | None:
     """The term a phrase is looked up as, or None when it must be counted in the streams."""
     if len(phrase) == 1:
@@ -181,15 +166,17 @@ def _count_statement(
     return sql, {"p": pattern, "docs": docs.tolist()}
 
 
-def _counted(rows: Sequence[Sequence[Any]], columns: Columns) -> _Counted:
-    per_note: dict[int, tuple[int, ...]] = {}
-    lengths: dict[int, int] = {}
-    for note_id, size, *counts in rows:
-        per_column = masked(counts, columns)
-        if any(per_column):
-            per_note[int(note_id)] = per_column
-            lengths[int(note_id)] = int(size)
-    return _Counted(len(per_note), per_note, lengths)
+def _counted(rows: Sequence[Sequence[Any]], columns: Columns, width: int) -> Postings:
+    """A phrase's postings from its rows counted in the streams (note, length, count per
+    column): counts outside `columns` zeroed, notes left without any left out."""
+    import numpy as np
+
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), width + 2)
+    counts = table[:, 2:]
+    if columns is not None:
+        counts[:, [i for i in range(width) if i not in columns]] = 0
+    held = counts.any(axis=1)
+    return Postings(table[held, 0], table[held, 1].astype(np.float64), counts[held])
 
 
 def _count_phrases(
@@ -199,11 +186,11 @@ def _count_phrases(
     terms: Mapping[str, tuple[int, int]],
     lx: Lexicon,
     cache: ReadCache | None,
-) -> dict[Phrase, _Counted]:
+) -> dict[Phrase, Postings]:
     """Each phrase counted in the token streams of the notes holding all of its anchors:
     those not in the cache in two round trips (the anchors' postings, then a pipeline of
     one statement each)."""
-    out: dict[Phrase, _Counted] = {}
+    out: dict[Phrase, Postings] = {}
     wanted: list[Phrase] = []
     for phrase in dict.fromkeys(phrases):
         kept = cache.get(("counted", lx.docs, columns, phrase)) if cache is not None else None
@@ -216,14 +203,14 @@ def _count_phrases(
         elif all(a in terms for a in _anchors(phrase)):
             wanted.append(phrase)
         else:  # a note holding it would hold a term no note holds
-            out[phrase] = _Counted(0, {}, {})
+            out[phrase] = _counted([], columns, lx.width)
     anchors = [terms[a][0] for phrase in wanted for a in _anchors(phrase)]
     postings = term_postings(conn, lx, anchors, cache) if anchors else {}
     pending: dict[Phrase, tuple[str, dict[str, Any]]] = {}
     for phrase in wanted:
         statement = _count_statement(phrase, terms, postings, lx)
         if statement is None:
-            out[phrase] = _Counted(0, {}, {})
+            out[phrase] = _counted([], columns, lx.width)
         else:
             pending[phrase] = statement
     if pending:
@@ -245,10 +232,10 @@ def _kept(
     columns: Columns,
     phrase: Phrase,
     rows: Sequence[Sequence[Any]],
-) -> _Counted:
+) -> Postings:
     """The phrase's counts in these columns, from its rows (note, length, count per
     column), kept in the cache."""
-    found = _counted(rows, columns)
+    found = _counted(rows, columns, lx.width)
     if cache is not None:
         cache.put(("counted", lx.docs, columns, phrase), found)
     return found
@@ -264,7 +251,7 @@ class Resolved:
     weights: tuple[float, ...]
     columns: Columns
     direct: dict[int, tuple[int, float, bool]]  # phrase index -> (term id, idf, generating)
-    counted: dict[int, tuple[_Counted, float, bool]]  # phrase index -> (notes, idf, generating)
+    counted: dict[int, tuple[Postings, float, bool]]  # phrase index -> (notes, idf, generating)
     every: tuple[int, float] | None  # (phrase index, idf) of the every-note token
     excluded_ids: list[int]  # term ids of excluded phrases
     excluded_notes: set[int]  # notes holding an excluded phrase counted in the streams
@@ -273,7 +260,7 @@ class Resolved:
     @property
     def empty(self) -> bool:
         return not any(gen for _t, _i, gen in self.direct.values()) and not any(
-            gen and c.per_note for c, _i, gen in self.counted.values()
+            gen and c.size for c, _i, gen in self.counted.values()
         )
 
 
@@ -356,14 +343,14 @@ def resolve(
             if key in terms and terms[key][1] > 0:
                 tid, holding = terms[key]
                 resolved.direct[index] = (tid, idf(notes, holding), is_generating)
-        elif counted[phrase].per_note:
+        elif counted[phrase].size:
             found = counted[phrase]
-            resolved.counted[index] = (found, idf(notes, found.holding), is_generating)
+            resolved.counted[index] = (found, idf(notes, found.size), is_generating)
     for phrase in query.excluded:
         key = _direct(phrase)
         if key is not None:
             if key in terms:
                 resolved.excluded_ids.append(terms[key][0])
         else:
-            resolved.excluded_notes |= set(counted[phrase].per_note)
+            resolved.excluded_notes |= set(counted[phrase].docs.tolist())
     return resolved
