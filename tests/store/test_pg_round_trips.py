@@ -57,6 +57,26 @@ def test_a_search_reads_the_statistics_once_per_generation(tmp_path: Path, pg_ur
         assert pg.search("客户去重规则 budget")[0].path == "n0/note000.md"
 
 
+def test_the_note_count_is_read_once_per_generation(tmp_path: Path, pg_url: str) -> None:
+    """Every search asks how many notes there are (a pass over them on the server): the
+    answer is kept for the generation, per access rule, and a sync's notes are counted."""
+    with synced_pair(tmp_path, pg_url, 30) as (sqlite, pg):
+        allow = ("n0/*",)
+        with pg.store.snapshot():
+            with round_trips(pg.store) as first:
+                counts = (pg.store.note_count(), pg.store.note_count(allow))
+            with round_trips(pg.store) as again:
+                assert (pg.store.note_count(), pg.store.note_count(allow)) == counts
+        assert counts == (30, 10) and first[0] == 2 and again[0] == 0
+        with lore.open(pg.root, db=pg_url) as writer:
+            (pg.root / "n0" / "new.md").write_text("# 新笔记\n\n客户\n", encoding="utf-8")
+            writer.sync()
+        sqlite.sync()
+        with pg.store.snapshot(), sqlite.store.snapshot():
+            assert pg.store.note_count() == sqlite.store.note_count() == 31
+            assert pg.store.note_count(allow) == sqlite.store.note_count(allow) == 11
+
+
 def test_weights_the_server_cannot_sum_as_fts5_are_summed_exactly(
     corpus: Twin,  # noqa: F811 (the fixture imported above)
 ) -> None:

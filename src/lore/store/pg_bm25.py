@@ -168,6 +168,19 @@ def score(
     return docs[keep], scores[keep]
 
 
+def candidates(r: Resolved, postings: Mapping[int, Postings]) -> NDArray[np.int64]:
+    """The documents `score` returns, in the same order, without scoring them (what a
+    count of the matching notes needs)."""
+    held = [
+        postings[term_id].docs[postings[term_id].holding(r.columns)]
+        for term_id, _idf, generating in r.direct.values()
+        if generating
+    ]
+    held += [counted.docs for counted, _idf, generating in r.counted.values() if generating]
+    docs = _union(held)[0]
+    return docs[~_excluded(r, postings, docs)]
+
+
 def _excluded(
     r: Resolved, postings: Mapping[int, Postings], docs: NDArray[np.int64]
 ) -> NDArray[np.bool_]:

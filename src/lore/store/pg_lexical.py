@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import pg_bm25
 from .pg_cache import ReadCache
-from .pg_packs import term_postings
+from .pg_packs import Postings, term_postings
 from .pg_phrases import (
     LexicalQuery as LexicalQuery,  # what callers build and rank() takes
 )
@@ -68,12 +68,17 @@ if TYPE_CHECKING:
 FILTER_CHUNK = 256  # candidates, best first, checked against a search's filters at a time
 
 
+def _postings(conn: Connection, r: Resolved, cache: ReadCache | None) -> dict[int, Postings]:
+    """The postings of every term the query looks up directly and of its excluded ones."""
+    terms = [term_id for term_id, _idf, _gen in r.direct.values()] + r.excluded_ids
+    return term_postings(conn, r.lx, terms, cache)
+
+
 def _scored(
     conn: Connection, r: Resolved, cache: ReadCache | None, among: Collection[int] | None = None
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The candidates and FTS5's score of each (pg_bm25.score)."""
-    terms = [term_id for term_id, _idf, _gen in r.direct.values()] + r.excluded_ids
-    return pg_bm25.score(r, term_postings(conn, r.lx, terms, cache), among)
+    return pg_bm25.score(r, _postings(conn, r, cache), among)
 
 
 def _passing(
@@ -140,16 +145,57 @@ def rank(
     `where`: an extra condition on candidates (the column `s.doc`), with named
     `params`: where compiled search filters go; it is asked of the best candidates first,
     a chunk at a time, until the best `limit` that pass it are known."""
-    import numpy as np
-
     r = resolve(conn, query, weights, lx, cache)
     if r.notes == 0 or r.empty or limit <= 0:
         return []
     docs, scores = _scored(conn, r, cache)
+    return _best(conn, lx, docs, scores, limit, where, params or {})
+
+
+def rank_and_score(
+    conn: Connection,
+    query: LexicalQuery,
+    weights: Sequence[float],
+    limit: int,
+    among: Sequence[int],
+    *,
+    where: str = "",
+    params: Mapping[str, Any] | None = None,
+    lx: Lexicon = NOTES,
+    cache: ReadCache | None = None,
+) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """What `rank` and `scores` (of the documents `among`) give, from one scoring of the
+    candidates: the parts' ranking scores the parts of other channels' notes too."""
+    import numpy as np
+
+    r = resolve(conn, query, weights, lx, cache)
+    if r.notes == 0 or r.empty:
+        return [], {}
+    docs, scores = _scored(conn, r, cache)
+    held = np.isin(docs, np.fromiter(among, dtype=np.int64))
+    exact = dict(zip(docs[held].tolist(), scores[held].tolist(), strict=True))
+    if limit <= 0 or not len(docs):
+        return [], exact
+    return _best(conn, lx, docs, scores, limit, where, params or {}), exact
+
+
+def _best(
+    conn: Connection,
+    lx: Lexicon,
+    docs: NDArray[np.int64],
+    scores: NDArray[np.float64],
+    limit: int,
+    where: str,
+    params: Mapping[str, Any],
+) -> list[tuple[int, float]]:
+    """The best `limit` of these candidates passing `where`, best first, ties in order
+    (rank's answer)."""
+    import numpy as np
+
     if not len(docs):
         return []
     if where:
-        best = _best_passing(conn, docs, scores, limit, where, params or {})
+        best = _best_passing(conn, docs, scores, limit, where, params)
     else:  # the best `limit` and every note sharing the last place, without a full sort
         cut = max(len(scores) - limit, 0)
         floor = np.partition(scores, cut)[cut]
@@ -194,7 +240,7 @@ def matching(
     r = resolve(conn, plain, [1.0] * lx.width, lx, cache)
     if r.notes == 0 or r.empty:
         return []
-    docs: list[int] = _scored(conn, r, cache)[0].tolist()
+    docs: list[int] = pg_bm25.candidates(r, _postings(conn, r, cache)).tolist()
     if where and docs:
         passing = _passing(conn, docs, where, params or {})
         docs = [n for n in docs if n in passing]

@@ -116,6 +116,18 @@ class PgSearch(SearchSql, PgBase):
             out[str(key)].append((int(n), str(key)))
         return out
 
+    def note_count(self, allow: tuple[str, ...] | None = None) -> int:
+        """Notes in the index (that the access rule allows): once per generation of the
+        index. Counting them is a pass over the notes, which every search asks for (3.8 ms
+        of a search at 100,000 notes)."""
+        cache = self.snapshot_cache()
+        kept = cache.get(("note count", allow)) if cache is not None else None
+        if kept is None:
+            kept = super().note_count(allow)
+            if cache is not None:
+                cache.put(("note count", allow), kept)
+        return int(kept)
+
     def _frequencies_within(self, tokens: list[str], allow: tuple[str, ...]) -> dict[str, int]:
         import numpy as np
 
@@ -170,10 +182,6 @@ class PgSearch(SearchSql, PgBase):
         where, params = _candidate_filter(
             self, filters, "SELECT p.id FROM sections p JOIN notes n ON n.id = p.note_id"
         )
-        ranked = pg_lexical.rank(
-            conn, lexical, [1.0], limit, where=where, params=params, lx=PARTS, cache=cache
-        )
-        scored = dict(ranked)
         spans: dict[int, tuple[int, int, int]] = {}
 
         def read_spans(where: str, among: list[int]) -> None:
@@ -184,8 +192,18 @@ class PgSearch(SearchSql, PgBase):
 
         if ids:  # the spans of every part of these notes: the ones to score
             read_spans("note_id", list(ids))
-            exact = pg_lexical.scores(conn, lexical, [1.0], list(spans), lx=PARTS, cache=cache)
-            scored |= {pid: round(exact[pid], 6) for pid in exact}
+        ranked, exact = pg_lexical.rank_and_score(
+            conn,
+            lexical,
+            [1.0],
+            limit,
+            list(spans),
+            where=where,
+            params=params,
+            lx=PARTS,
+            cache=cache,
+        )
+        scored = dict(ranked) | {pid: round(score, 6) for pid, score in exact.items()}
         if missing := [pid for pid in scored if pid not in spans]:
             read_spans("id", missing)
         best: dict[int, tuple[float, int, int]] = {}
