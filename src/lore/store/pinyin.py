@@ -72,16 +72,31 @@ class PinyinSql(SqlBase):
 
     def pinyin_candidates(self, words: Sequence[str], filters: Filters, limit: int) -> list[int]:
         """Up to `limit` notes per word with a key that starts with the word, that pass the
-        filters (in the order the words bring them)."""
+        filters (in the order the words bring them): those whose keys come first in
+        alphabetical order (the word itself first), then by id. A word such as "go" begins
+        the keys of thousands of notes: which of them come is the index's answer, on
+        either backend, not the order a plan happens to read them in."""
         where, params = self.filter_sql(filters)
         found: dict[int, None] = {}
         for word in words:
-            for (nid,) in self.query(
-                "SELECT DISTINCT k.note_id FROM pinyin_keys k JOIN notes n ON n.id = k.note_id"
-                f" WHERE k.key >= ? AND k.key < ?{where} LIMIT ?",
-                [word, word + _AFTER_Z, *params, limit],
-            ):
-                found.setdefault(int(nid))
+            brought: dict[int, None] = {}
+            offset = 0
+            while len(brought) < limit:  # a note's keys may start alike: pages until enough
+                rows = self.query(
+                    "SELECT k.note_id FROM pinyin_keys k JOIN notes n ON n.id = k.note_id"
+                    f" WHERE k.key >= ? AND k.key < ?{where} ORDER BY k.key, k.note_id"
+                    " LIMIT ? OFFSET ?",
+                    [word, word + _AFTER_Z, *params, limit, offset],
+                )
+                for (nid,) in rows:
+                    brought.setdefault(int(nid))
+                    if len(brought) == limit:
+                        break
+                if len(rows) < limit:
+                    break
+                offset += limit
+            for nid in brought:
+                found.setdefault(nid)
         return list(found)
 
     def pinyin_names(self, ids: Sequence[int]) -> dict[int, list[PinyinName]]:
