@@ -89,34 +89,6 @@ def _passing(
     return {int(n) for (n,) in conn.execute(sql, {**params, "docs": list(docs)})}
 
 
-def _best_passing(
-    conn: Connection,
-    docs: NDArray[np.int64],
-    scores: NDArray[np.float64],
-    limit: int,
-    where: str,
-    params: Mapping[str, Any],
-) -> list[tuple[int, float]]:
-    """The best `limit` candidates passing `where`, and every one sharing the last place:
-    asked of the best first, a chunk at a time, until the last place is settled."""
-    import numpy as np
-
-    order = np.lexsort((docs, -scores))
-    best: list[tuple[int, float]] = []
-    step = max(FILTER_CHUNK, limit)
-    for start in range(0, len(order), step):
-        at = order[start : start + step]
-        chunk = list(zip(docs[at].tolist(), scores[at].tolist(), strict=True))
-        passing = _passing(conn, [n for n, _s in chunk], where, params)
-        best += [c for c in chunk if c[0] in passing]
-        if len(best) > limit and best[limit][1] < best[limit - 1][1]:
-            break  # every note that may share the last place is in
-    if len(best) > limit:
-        floor = best[limit - 1][1]
-        best = [c for c in best if c[1] >= floor]
-    return best
-
-
 def _ties(conn: Connection, lx: Lexicon, docs: Sequence[int]) -> dict[int, str]:
     """What orders candidates of equal score (lore.retrieve.search.rank's ties by path):
     the note's path; a part's id (as SQLite's rowid orders parts)."""
@@ -174,7 +146,7 @@ def rank_and_score(
     docs, scores = _scored(conn, r, cache)
     held = np.isin(docs, np.fromiter(among, dtype=np.int64))
     exact = dict(zip(docs[held].tolist(), scores[held].tolist(), strict=True))
-    if limit <= 0 or not len(docs):
+    if limit <= 0:
         return [], exact
     return _best(conn, lx, docs, scores, limit, where, params or {}), exact
 
@@ -189,13 +161,26 @@ def _best(
     params: Mapping[str, Any],
 ) -> list[tuple[int, float]]:
     """The best `limit` of these candidates passing `where`, best first, ties in order
-    (rank's answer)."""
+    (rank's answer). The condition is asked of the best first, a chunk at a time, until
+    the last place is settled."""
     import numpy as np
 
     if not len(docs):
         return []
+    best: list[tuple[int, float]] = []
     if where:
-        best = _best_passing(conn, docs, scores, limit, where, params)
+        order = np.lexsort((docs, -scores))
+        step = max(FILTER_CHUNK, limit)
+        for start in range(0, len(order), step):
+            at = order[start : start + step]
+            chunk = list(zip(docs[at].tolist(), scores[at].tolist(), strict=True))
+            passing = _passing(conn, [n for n, _s in chunk], where, params)
+            best += [c for c in chunk if c[0] in passing]
+            if len(best) > limit and best[limit][1] < best[limit - 1][1]:
+                break  # every note that may share the last place is in
+        if len(best) > limit:
+            floor = best[limit - 1][1]
+            best = [c for c in best if c[1] >= floor]
     else:  # the best `limit` and every note sharing the last place, without a full sort
         cut = max(len(scores) - limit, 0)
         floor = np.partition(scores, cut)[cut]
