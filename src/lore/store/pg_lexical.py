@@ -117,11 +117,12 @@ def rank(
     `where`: an extra condition on candidates (the column `s.doc`), with named
     `params`: where compiled search filters go; it is asked of the best candidates first,
     a chunk at a time, until the best `limit` that pass it are known."""
-    r = resolve(conn, query, weights, lx, cache)
-    if r.notes == 0 or r.empty or limit <= 0:
+    if limit <= 0:
         return []
-    docs, scores = _scored(conn, r, cache)
-    return _best(conn, lx, docs, scores, limit, where, params or {})
+    ranked, _none = rank_and_score(
+        conn, query, weights, limit, (), where=where, params=params, lx=lx, cache=cache
+    )
+    return ranked
 
 
 def rank_and_score(
@@ -144,8 +145,10 @@ def rank_and_score(
     if r.notes == 0 or r.empty:
         return [], {}
     docs, scores = _scored(conn, r, cache)
-    held = np.isin(docs, np.fromiter(among, dtype=np.int64))
-    exact = dict(zip(docs[held].tolist(), scores[held].tolist(), strict=True))
+    exact: dict[int, float] = {}
+    if among:
+        held = np.isin(docs, np.fromiter(among, dtype=np.int64))
+        exact = dict(zip(docs[held].tolist(), scores[held].tolist(), strict=True))
     if limit <= 0:
         return [], exact
     return _best(conn, lx, docs, scores, limit, where, params or {}), exact

@@ -79,7 +79,7 @@ class PinyinSql(SqlBase):
         where, params = self.filter_sql(filters)
         found: dict[int, None] = {}
         for word in words:
-            brought: dict[int, None] = {}
+            brought: set[int] = set()
             offset = 0
             while len(brought) < limit:  # a note's keys may start alike: pages until enough
                 rows = self.query(
@@ -89,14 +89,12 @@ class PinyinSql(SqlBase):
                     [word, word + _AFTER_Z, *params, limit, offset],
                 )
                 for (nid,) in rows:
-                    brought.setdefault(int(nid))
-                    if len(brought) == limit:
-                        break
+                    if len(brought) < limit and int(nid) not in brought:
+                        brought.add(int(nid))
+                        found.setdefault(int(nid))
                 if len(rows) < limit:
                     break
                 offset += limit
-            for nid in brought:
-                found.setdefault(nid)
         return list(found)
 
     def pinyin_names(self, ids: Sequence[int]) -> dict[int, list[PinyinName]]:
