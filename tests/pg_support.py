@@ -24,7 +24,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -229,6 +229,21 @@ def dump_pg_index(store: Any) -> dict[str, Any]:
             (paths.get(int(r[0]), f"<{r[0]}>"), *r[1:]) for r in rows("SELECT * FROM note_llm")
         ),
     }
+
+
+def expected_postings(fields: Sequence[str]) -> tuple[int, dict[str, list[int]]]:
+    """What a document's postings are, worked out the plain way (the test's reference for
+    lore.store.pg_postings.postings_text): (its length in tokens, {term: its count in each
+    column}); terms are the tokens and the bigrams of adjacent one-character tokens."""
+    size = 0
+    counts: dict[str, list[int]] = {}
+    for column, stream in enumerate(fields):
+        tokens = stream.split()
+        size += len(tokens)
+        pairs = [f"{a} {b}" for a, b in itertools.pairwise(tokens) if len(a) == len(b) == 1]
+        for term in tokens + pairs:
+            counts.setdefault(term, [0] * len(fields))[column] += 1
+    return size, counts
 
 
 def postings_rows(query: Any, lx: Lexicon) -> list[tuple[Any, ...]]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import build_vault
-from pg_support import postings_rows, schema_rows
+from pg_support import expected_postings, postings_rows, schema_rows
 
 import lore
 from lore.store import pg_batch, pg_packs, pg_postings
@@ -110,32 +110,62 @@ def test_a_large_sync_packs_its_postings_and_holds_every_one_the_direct_path_doe
     assert sizes["deferred"] < sizes["direct"] / 2, sizes
 
 
-def test_a_large_sync_sets_its_terms_counts_in_place(
+def test_a_large_sync_writes_each_term_row_once(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A large sync inserts its new terms without their document frequencies and sets them
-    all at its end: their pages keep room for it (m007_terms_room), so a row's new version
-    stays on its page and no index of the table changes (a HOT update)."""
+    """A large sync's load writes each of its terms' rows once, at its end: a new term is
+    inserted with its document frequencies, an old one updated once whatever the number
+    of batches holding it (a batch sent before the load began, directly, writes its own
+    terms' rows once more). Their pages keep room for it (m007_terms_room), so an updated
+    row's new version stays on its page and no index of the table changes (a HOT
+    update)."""
     monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 9)  # dozens of batches: a deferred load
+    direct: dict[str, set[str]] = {"lex_terms": set(), "part_terms": set()}
+    real = pg_postings.write_documents
+
+    def write(conn: Any, documents: Any, lx: Any = NOTES, *, load: int | None = None) -> None:
+        if load is None:
+            for _doc, fields in documents:
+                direct[lx.terms].update(expected_postings(fields)[1])
+        real(conn, documents, lx, load=load)
+
+    monkeypatch.setattr(pg_postings, "write_documents", write)
+
+    def counts(store: PostgresStore) -> dict[str, tuple[int, int, int, int]]:
+        store.query("SELECT pg_stat_force_next_flush()")  # this session's counts, shared
+        rows = store.query(
+            "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
+            " WHERE schemaname = current_schema() AND relname IN ('lex_terms', 'part_terms')"
+        )
+        return {
+            str(t): (int(i), int(u), int(h), int(store.query(f"SELECT count(*) FROM {t}")[0][0]))
+            for t, i, u, h in rows
+        }
+
     root = tmp_path / "vault"
     write_notes(root, 240, "first")
     with lore.open(root, db=pg_url) as pg:
-        pg.sync()
         store = pg.store
         assert isinstance(store, PostgresStore)
-        store.query("SELECT pg_stat_force_next_flush()")  # this session's counts, shared
-        updates = {
-            str(table): (int(all_), int(hot))
-            for table, all_, hot in store.query(
-                "SELECT relname, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
-                " WHERE schemaname = current_schema() AND relname IN ('lex_terms', 'part_terms')"
-            )
-        }
-        terms = {t: int(store.query(f"SELECT count(*) FROM {t}")[0][0]) for t in updates}
-    assert sorted(updates) == ["lex_terms", "part_terms"]
-    for table, (all_, hot) in updates.items():
-        assert terms[table] >= all_ > 500, (table, all_, terms)  # each set once at most
-        assert hot == all_, (table, hot, all_)
+        pg.sync()
+        first = counts(store)
+        before = {table: len(terms) for table, terms in direct.items()}
+        for terms in direct.values():
+            terms.clear()
+        write_notes(root / "more", 240, "second")  # new notes, most of their terms old
+        pg.sync()
+        second = counts(store)
+    assert sorted(first) == sorted(second) == ["lex_terms", "part_terms"]
+    for table, (inserted, updated, hot, terms) in first.items():
+        assert inserted == terms > 500, (table, first)
+        assert updated == hot <= before[table] < terms / 10, (table, first, before)
+    for table, (inserted, updated, hot, terms) in second.items():
+        was = first[table]
+        new_terms, old_terms = inserted - was[0], updated - was[1]
+        assert new_terms == terms - was[3], (table, first, second)
+        sent_directly = len(direct[table])
+        assert 500 < old_terms <= was[3] + sent_directly, (table, first, second, sent_directly)
+        assert hot - was[2] == old_terms, (table, first, second)
 
 
 def test_notes_changed_and_removed_leave_their_blocks_as_if_never_packed(
@@ -190,7 +220,7 @@ def test_notes_changed_and_removed_leave_their_blocks_as_if_never_packed(
         retitled = ("retitled zebra", *fields[1:])
         store.reinsert_fts(note_id, retitled)  # (term_df is the sync's to change)
         assert store.fts_check() is None
-        size, counts = pg_postings.note_postings(retitled)
+        size, counts = expected_postings(retitled)
         held = [row for row in postings_rows(store.query, NOTES) if row[1] == note_id]
         assert held == sorted((term, note_id, size, *n) for term, n in counts.items())
 

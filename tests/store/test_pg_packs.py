@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pg_support import postings_rows
+from pg_support import expected_postings, postings_rows
 from test_pg_ranking import random_fields, text_queries
 from twin import Twin, make_twin, note_row
 
@@ -135,7 +135,7 @@ def test_a_document_id_met_inside_another_record_is_not_cut_there(
             fields = store.query(
                 f"SELECT title, tags, summary, body FROM lex_docs WHERE note_id = {dead}"
             )
-            size, counts = pg_postings.note_postings(fields[0])
+            size, counts = expected_postings(fields[0])
             expected = sorted((term, dead, size, *n) for term, n in counts.items())
             assert [r for r in after if r[1] == dead] == expected  # the new version, once
             assert store.fts_check() is None and store.df_drift() == 0
@@ -144,3 +144,41 @@ def test_a_document_id_met_inside_another_record_is_not_cut_there(
                 assert got == [
                     (h.path, round(h.score, 6)) for h in sqlite.search(query, mode="mode4")
                 ]
+
+
+_tokens = st.lists(
+    st.sampled_from(["中", "国", "人", "a", "\\", "b\\c", "é", "word", "C:\\path", "12", "ゟ"]),
+    max_size=12,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    fields=st.lists(_tokens.map(" ".join), min_size=1, max_size=4),
+    load=st.none() | st.integers(1, 99),
+)
+def test_postings_as_copy_text_are_the_documents_postings(
+    pg_url: str, fields: list[str], load: int | None
+) -> None:
+    """The sync's postings, written as COPY text (pg_postings.postings_text), arrive in
+    PostgreSQL as the reference's (pg_support.expected_postings): each term, backslashes
+    included, with its counts per column, the batch and the document's length."""
+    import psycopg
+
+    size, text = pg_postings.postings_text(7, fields, load)
+    tf = ", ".join(f"tf{i} integer" for i in range(len(fields)))
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(
+            f'CREATE TEMP TABLE p (term text COLLATE "C", batch integer, doc bigint,'
+            f" len integer, {tf})"
+        )
+        columns = "term, doc, len" if load is None else "term, batch, doc, len"
+        names = ", ".join(f"tf{i}" for i in range(len(fields)))
+        with conn.cursor() as cur, cur.copy(f"COPY p ({columns}, {names}) FROM STDIN") as copy:
+            copy.write(text)
+        got = conn.execute(f"SELECT term, batch, doc, len, {names} FROM p").fetchall()
+    expected_size, counts = expected_postings(fields)
+    assert size == expected_size
+    assert sorted(got) == sorted((t, load, 7, size, *n) for t, n in counts.items())

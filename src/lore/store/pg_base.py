@@ -96,6 +96,7 @@ class PgBase(SqlBase):
         self.Error = psycopg.Error
         self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
         self._loaded: set[Lexicon] = set()  # the full-text indexes with postings deferred
+        self._loads = 0  # batches deferred so far (numbered for the load tables)
         self.read_cache = ReadCache()
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
@@ -281,10 +282,12 @@ class PgBase(SqlBase):
                 # A dropped note's postings are looked up in the index: the load goes first.
                 self._flush_loaded()
             # Once a load is pending, later batches join it: the postings go in together.
-            defer = defer or bool(self._loaded)
+            load = None
+            if defer or self._loaded:
+                load = self._loads = self._loads + 1
             lexicons = set(batch.documents)
-            batch.send(self.conn, defer=defer)
-            if defer:
+            batch.send(self.conn, load=load)
+            if load is not None:
                 self._loaded |= lexicons
 
     def new_ids(self, table: str, n: int) -> list[int]:

@@ -74,10 +74,10 @@ class Batch:
         self.held += len(documents)
         self.characters += sum(len(s) for _id, fields in documents for s in fields)
 
-    def send(self, conn: Connection, *, defer: bool = False) -> None:
+    def send(self, conn: Connection, *, load: int | None = None) -> None:
         """Write everything held (inside the caller's transaction), then forget it: the
-        notes dropped first, then the new rows; with `defer`, the full-text postings wait
-        in the load tables (pg_postings.write_documents)."""
+        notes dropped first, then the new rows; with `load` (the batch's number in the
+        sync), the full-text postings wait in the load tables (pg_postings.write_documents)."""
         if self.dropped:
             _drop_notes(conn, self.dropped)
         with conn.cursor() as cur:
@@ -87,7 +87,7 @@ class Batch:
                     for row in rows:
                         copy.write_row(row)
         for lx, documents in self.documents.items():
-            pg_postings.write_documents(conn, documents, lx, defer=defer)
+            pg_postings.write_documents(conn, documents, lx, load=load)
         self.rows.clear()
         self.documents.clear()
         self.notes.clear()

@@ -126,16 +126,25 @@ def term_postings(
 # -- writes (inside the caller's transaction) ----------------------------------------------
 
 
-def pack_rows(lx: Lexicon, source: str) -> str:
-    """The statement storing the postings rows of the table `source` (term_id, doc, len,
-    tf_…, none of them indexed yet) as blocks, in the primary key's order."""
-    record = record_sql(lx, "s", "doc")
+def packed_records(lx: Lexicon, alias: str) -> str:
+    """The aggregate packing a group of postings rows (of `alias`: doc, len, tf_…) into
+    one value, their records in document order."""
+    return f"string_agg({record_sql(lx, alias, 'doc')}, ''::bytea ORDER BY {alias}.doc)"
+
+
+def split_packs(lx: Lexicon, source: str) -> str:
+    """The statement storing each term's packed postings (rows of `source`: term_id, n,
+    data, from `packed_records`) as blocks of up to PACK_SIZE records, in document
+    order. One sort of the postings by term and document makes both the blocks and the
+    counts (lore.store.pg_postings.flush_loaded): numbering the rows with a window, then
+    sorting and grouping them again, took twice as long."""
+    w, records = record_width(lx), PACK_SIZE * record_width(lx)
     return (
         f"INSERT INTO {lx.packs} (term_id, first_doc, last_doc, n, data)"
-        " SELECT term_id, min(doc), max(doc), count(*), string_agg(record, ''::bytea ORDER BY doc)"
-        f" FROM (SELECT s.term_id, s.doc, {record} AS record, (row_number() OVER"
-        f" (PARTITION BY s.term_id ORDER BY s.doc) - 1) / {PACK_SIZE} AS block FROM {source} s) b"
-        " GROUP BY term_id, block ORDER BY 1, 2"
+        f" SELECT a.term_id, {_doc_at('c.data', '0')}, {_doc_at('c.data', f'length(c.data) - {w}')}"
+        f", length(c.data) / {w}, c.data FROM {source} a CROSS JOIN LATERAL"
+        f" (SELECT substring(a.data from k * {records} + 1 for {records}) AS data"
+        f" FROM generate_series(0, ((a.n - 1) / {PACK_SIZE})::integer) k) c"
     )
 
 

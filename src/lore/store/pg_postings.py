@@ -12,12 +12,15 @@ times in one sync, each version behind the last). Syncs of one vault are seriali
 advisory lock (lore.store.pg_base), so no two transactions change these rows at once.
 A note's parts are written the same way to the PARTS tables (a part is a document there).
 
-A large sync (a first index, a rebuild) defers its postings: each batch resolves its terms
-and appends its postings to a temporary load table, and the postings and the document
-frequencies go in once, before anything reads them (`flush_loaded`), in the primary key's
-order. Written batch by batch, each batch's postings landed all over the primary key (a
-term's new documents after its old ones, for every term): every batch rewrote most of its
-pages and split them half full, and each term row was rewritten once per batch.
+A large sync (a first index, a rebuild) defers its postings: each batch appends its postings,
+terms as text, to a temporary load table by COPY and nothing else, and the terms, their
+document frequencies and the postings go in once, before anything reads them
+(`flush_loaded`), in the primary key's order. Written batch by batch, each batch's postings
+landed all over the primary key (a term's new documents after its old ones, for every
+term): every batch rewrote most of its pages and split them half full, and each term row
+was rewritten once per batch. Resolving each batch's terms to ids as it came (a join with
+every term so far, and the postings written twice) took the server as long as the rest of
+the first index's full-text writes together (10k notes: 24 s of 58).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .pg_packs import hits_table, pack_rows, unpack_documents
+from .pg_packs import hits_table, packed_records, split_packs, unpack_documents
 from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
@@ -48,27 +51,39 @@ def bigram(first: str, second: str) -> str:
     return f"{first} {second}"
 
 
-def note_postings(fields: Sequence[str]) -> tuple[int, dict[str, list[int]]]:
-    """(the note's length in tokens, {term: its count in each column}) for the note's token
-    streams in LEX_COLUMNS order; terms are its tokens and its bigrams of adjacent
-    one-character tokens."""
+def postings_text(doc_id: int, fields: Sequence[str], load: int | None = None) -> tuple[int, str]:
+    """(the note's length in tokens, its postings as rows of COPY's text format: term,
+    the load's batch if given, the document, its length and the term's count in each
+    column) for the note's token streams in the lexicon's column order. Terms are its
+    tokens and its bigrams of adjacent one-character tokens. Built as text in one pass: a
+    row tuple per posting for psycopg to format cost the sync's sending thread 40% more CPU
+    (a 10k first index writes 14M postings)."""
     size = 0
-    counts: dict[str, list[int]] = {}
-    for column, stream in enumerate(fields):
+    columns: list[Counter[str]] = []
+    for stream in fields:
         tokens = stream.split()
         size += len(tokens)
-        pairs = (
-            bigram(a, b)
-            for a, b in zip(tokens, tokens[1:], strict=False)
-            if len(a) == 1 and len(b) == 1
+        counts = Counter(tokens)
+        counts.update(
+            [
+                bigram(a, b)
+                for a, b in zip(tokens, tokens[1:], strict=False)
+                if len(a) == 1 == len(b)
+            ]
         )
-        for source in (Counter(tokens), Counter(pairs)):
-            for term, n in source.items():
-                row = counts.get(term)
-                if row is None:
-                    row = counts[term] = [0] * len(fields)
-                row[column] = n
-    return size, counts
+        columns.append(counts)
+    *heads, last = columns
+    start = f"\t{doc_id}\t{size}\t" if load is None else f"\t{load}\t{doc_id}\t{size}\t"
+    # Most terms are in the last column (the body) only.
+    elsewhere: set[str] = set().union(*heads)
+    rows = [
+        f"{term}{start}{chr(9).join(str(c.get(term, 0)) for c in columns)}\n" for term in elsewhere
+    ]
+    only_last = start + "0\t" * len(heads)
+    rows += [f"{term}{only_last}{n}\n" for term, n in last.items() if term not in elsewhere]
+    text = "".join(rows)
+    # Tokens hold no whitespace (split), so a backslash is all COPY needs escaped.
+    return size, text.replace("\\", "\\\\") if "\\" in text else text
 
 
 # -- writes (inside the caller's transaction) ----------------------------------------------
@@ -97,9 +112,10 @@ def stage_tables() -> str:
         out += [
             f'CREATE TEMP TABLE IF NOT EXISTS {postings} (term text COLLATE "C", doc bigint,'
             f" len integer, {tf}, term_id integer)",
-            f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df})',
-            f"CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term_id integer, doc bigint,"
-            f" len integer, {tf})",
+            f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df},'
+            " batch integer)",
+            f'CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term text COLLATE "C", batch integer,'
+            f" doc bigint, len integer, {tf})",
             hits_table(lx),
         ]
     out += [
@@ -123,60 +139,62 @@ def write_documents(
     documents: Sequence[tuple[int, Sequence[str]]],
     lx: Lexicon = NOTES,
     *,
-    defer: bool = False,
+    load: int | None = None,
 ) -> None:
     """Index these documents ((id, token streams in the lexicon's column order)); none of
     them may be indexed already (delete_documents first when one changed). Their terms'
     document frequencies and the index's statistics are updated set-wise: each term row
     once per batch, whatever the number of documents holding it. Three round trips: two
-    COPYs and one statement of several parts. The stage tables must exist. With `defer`,
-    the postings and document frequencies wait in the load table for `flush_loaded`,
-    which must run before anything reads them."""
+    COPYs and one statement of several parts. The stage tables must exist. With `load`
+    (the batch's number in the sync, ascending), the postings wait in the load table for
+    `flush_loaded`, which must run before anything reads them."""
     if not documents:
         return
     postings, terms = _stage(lx)
     tokens = 0
+    target, columns = (
+        (postings, _stage_columns(lx))
+        if load is None
+        else (_load(lx), f"term, batch, doc, len, {lx.tf}")
+    )
     with conn.cursor() as cur:
-        with cur.copy(f"COPY {postings} ({_stage_columns(lx)}) FROM STDIN") as copy:
+        with cur.copy(f"COPY {target} ({columns}) FROM STDIN") as copy:
             lengths = []
             for doc_id, fields in documents:
-                size, counts = note_postings(fields)
+                size, text = postings_text(doc_id, fields, load)
                 lengths.append(size)
                 tokens += size
-                for term, per_column in counts.items():
-                    copy.write_row((term, doc_id, size, *per_column))
-        columns = ", ".join(lx.columns)
-        with cur.copy(f"COPY {lx.docs} ({lx.doc}, len, {columns}) FROM STDIN") as copy:
+                copy.write(text)
+        names = ", ".join(lx.columns)
+        with cur.copy(f"COPY {lx.docs} ({lx.doc}, len, {names}) FROM STDIN") as copy:
             for (doc_id, fields), size in zip(documents, lengths, strict=True):
                 copy.write_row((doc_id, size, *fields))
-    stats = f" UPDATE {lx.stats} SET docs = docs + {len(documents)}, tokens = tokens + {tokens};"
-    if defer:
-        # New terms get their ids here, in the order the direct path gives them, and
-        # their document frequencies (0 until then) when the load is flushed.
-        conn.execute(
-            f"ANALYZE {postings};"
-            f" INSERT INTO {lx.terms} (term) SELECT DISTINCT s.term FROM {postings} s"
-            f" WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = s.term)"
-            " ORDER BY s.term;"
-            f" INSERT INTO {_load(lx)} SELECT t.id, s.doc, s.len, {_stage_tf(lx)}"
-            f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term;"
-            f"{stats} TRUNCATE {postings}"
-        )
+    stats = f"UPDATE {lx.stats} SET docs = docs + {len(documents)}, tokens = tokens + {tokens}"
+    if load is not None:
+        conn.execute(stats)
         return
     conn.execute(
         f"ANALYZE {postings};"
         f" INSERT INTO {terms} SELECT term, count(*), {_df_counts(lx)} FROM {postings}"
         " GROUP BY term;"
-        f" UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM {terms} a"
-        " WHERE t.term = a.term;"
-        f" INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
-        f" FROM {terms} a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
-        " ORDER BY a.term;"
+        f" {_add_terms(lx, terms, 'a.term')}"
         # In index order: each page of the primary key is written once per batch.
         f" INSERT INTO {lx.postings} (term_id, {lx.doc}, len, {lx.tf})"
         f" SELECT t.id, s.doc, s.len, {_stage_tf(lx)}"
         f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term ORDER BY t.id, s.doc;"
-        f"{stats} TRUNCATE {postings}, {terms}"
+        f" {stats}; TRUNCATE {postings}, {terms}"
+    )
+
+
+def _add_terms(lx: Lexicon, counted: str, order: str) -> str:
+    """Statements adding the document counts of the table `counted` (term, df, df_…) to
+    its terms' rows, and making rows for the new ones (ids given in `order`)."""
+    return (
+        f"UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM {counted} a"
+        " WHERE t.term = a.term;"
+        f" INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
+        f" FROM {counted} a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
+        f" ORDER BY {order};"
     )
 
 
@@ -201,22 +219,37 @@ def _df_added(lx: Lexicon) -> str:
 
 def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
     """The statement putting the deferred postings of these lexicons in (write_documents
-    with `defer`): their terms' document frequencies, each term row once, and the postings
-    packed in blocks (lore.store.pg_packs), in the primary key's order. The rows earlier
-    small syncs wrote are packed with them: rows never pile up past one large sync."""
+    with `load`), one pass over each load: their terms' rows written once (the new ones
+    given their ids in the order batch-by-batch writes would give them: by the batch a
+    term first came in, then alphabetically) and the postings packed in blocks
+    (lore.store.pg_packs). The rows earlier small syncs wrote are packed with them, not
+    counted again: rows never pile up past one large sync."""
     out = []
     for lx in lexicons:
-        load = _load(lx)
-        out += [
-            f"UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM (SELECT term_id,"
-            f" count(*) AS df, {_df_counts(lx)} FROM {load} GROUP BY term_id) a"
-            " WHERE t.id = a.term_id",
-            # Counted already: only moved into blocks.
-            f"WITH moved AS (DELETE FROM {lx.postings} RETURNING term_id, {lx.doc}, len,"
-            f" {lx.tf}) INSERT INTO {load} SELECT * FROM moved",
-            pack_rows(lx, load),
-            f"TRUNCATE {load}",
-        ]
+        tf = ", ".join(f"m.tf_{c}" for c in lx.columns)
+        counted = ", ".join(
+            f"count(*) FILTER (WHERE s.batch IS NOT NULL AND s.tf_{c} > 0) AS df_{c}"
+            for c in lx.columns
+        )
+        packed = (  # every term of the load with its id, old or new
+            "(SELECT i.id AS term_id, a.n, a.data FROM (SELECT id, term FROM old UNION ALL"
+            " SELECT id, term FROM new) i JOIN agg a ON a.term = i.term)"
+        )
+        out.append(
+            f"WITH moved AS (DELETE FROM {lx.postings} RETURNING term_id, {lx.doc}, len, {lx.tf}),"
+            f" loaded AS (SELECT term, batch, doc, len, {lx.tf} FROM {_load(lx)} UNION ALL"
+            f" SELECT t.term, NULL, m.{lx.doc}, m.len, {tf} FROM moved m"
+            f" JOIN {lx.terms} t ON t.id = m.term_id),"
+            f" agg AS MATERIALIZED (SELECT s.term, min(s.batch) AS batch, count(s.batch) AS df,"
+            f" {counted}, count(*) AS n, {packed_records(lx, 's')} AS data"
+            " FROM loaded s GROUP BY s.term),"
+            f" old AS (UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM agg a"
+            " WHERE t.term = a.term RETURNING t.id, t.term),"
+            f" new AS (INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
+            f" FROM agg a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
+            " ORDER BY a.batch, a.term RETURNING id, term)"
+            f" {split_packs(lx, packed)}; TRUNCATE {_load(lx)}"
+        )
     return "; ".join(out)
 
 
@@ -242,9 +275,7 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
         cur.copy(f"COPY {postings} ({_stage_columns(lx)}) FROM STDIN") as copy,
     ):
         for doc_id, *fields in rows:
-            size, counts = note_postings(fields)
-            for term, per_column in counts.items():
-                copy.write_row((term, doc_id, size, *per_column))
+            copy.write(postings_text(doc_id, fields)[1])
     # Each term resolved to its id once, for the blocks, the rows and the counts below;
     # analysed after, the few postings of a few notes are then looked up by key, not
     # joined with a pass over every term or block.
