@@ -14,6 +14,7 @@ from pg_support import schema_rows
 
 import lore
 import lore.store.postgres as pg_mod
+from lore.store import pg_batch
 from lore.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, m006_packs
 
 FILES = {
@@ -103,3 +104,43 @@ def test_a_failing_migration_leaves_the_schema_as_it_was(
     with lore.open(root, db=pg_url) as vault:
         assert vault.status().schema_version == SCHEMA_VERSION
         assert vault.doctor().ok
+
+
+def test_blocks_packed_before_their_ranges_were_indexed_are_cut_after_the_upgrade(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema of m007 whose postings are in blocks gets the blocks' last documents in
+    their key's index (m008_pack_ranges), every row as it was; a note edited after the
+    upgrade is cut out of the blocks found through it."""
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 4)  # a large sync: postings in blocks
+    files = {f"n{i:02d}.md": f"# note {i}\n\ncommon words 共同 note{i}\n" for i in range(24)}
+    root = build_vault(tmp_path / "vault", files)
+    with monkeypatch.context() as older:
+        older.setattr(pg_mod, "MIGRATIONS", MIGRATIONS[:7])
+        older.setattr(pg_mod, "SCHEMA_VERSION", 7)
+        with lore.open(root, db=pg_url) as vault:
+            vault.sync()
+    before = schema_rows(pg_url, lore_namespace(root))
+    assert before["lex_packs"] and not before["lex_postings"]
+    with lore.open(root, db=pg_url) as vault:
+        assert vault.status().schema_version == SCHEMA_VERSION
+        store = vault.store
+        assert isinstance(store, pg_mod.PostgresStore)
+        keys = store.query(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()"
+            " AND tablename IN ('lex_packs', 'part_packs') ORDER BY tablename"
+        )
+        assert [str(k).split(" USING ")[1] for (k,) in keys] == [
+            "btree (term_id, first_doc) INCLUDE (last_doc)"
+        ] * 2
+        after = schema_rows(pg_url, lore_namespace(root))
+        for rows in (before, after):
+            rows["meta"] = [r for r in rows["meta"] if "'schema_version'" not in r]
+            del rows["generation"]
+        assert after == before
+        (root / "n05.md").write_text("# note 5\n\nzebra\n", encoding="utf-8")
+        vault.sync()
+        assert store.fts_check() is None and store.df_drift() == 0
+        assert [h.path for h in vault.search("zebra")] == ["n05.md"]
+        assert "n05.md" not in [h.path for h in vault.search("共同", limit=50)]
+        assert len(vault.search("共同", limit=50)) == 23

@@ -203,8 +203,9 @@ def unpack_documents(lx: Lexicon, gone: str) -> str:
     )
     key_r = "k.term_id = r.term_id AND k.first_doc = r.first_doc"
     return (
-        # Probed by key, each posting (OFFSET 0 keeps the planner from joining over every
-        # block); where a block holds one dead document, its offset is found as it goes.
+        # Probed by key, each posting, from the key's index alone (it holds each block's
+        # last document: m008_pack_ranges; OFFSET 0 keeps the planner from joining over
+        # every block); where a block holds one dead document, its offset is found as it goes.
         f"INSERT INTO {hits} SELECT h.term_id, h.first_doc, h.c, h.docs, CASE WHEN h.c = 1"
         f" THEN (SELECT position(h.docs[1] in k.data) - 1 FROM {lx.packs} k WHERE {key}) END"
         " FROM (SELECT b.term_id, b.first_doc, count(*)::integer AS c,"
