@@ -277,10 +277,11 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
         for doc_id, *fields in rows:
             copy.write(postings_text(doc_id, fields)[1])
     # Each term resolved to its id once, for the blocks, the rows and the counts below;
-    # analysed after, the few postings of a few notes are then looked up by key, not
-    # joined with a pass over every term or block.
+    # analysed before and after, the few postings of a few notes are looked up by key,
+    # not joined with a pass over every term or block.
     conn.execute(
-        f"UPDATE {postings} s SET term_id = t.id FROM {lx.terms} t WHERE t.term = s.term;"
+        f"ANALYZE {postings};"
+        f" UPDATE {postings} s SET term_id = t.id FROM {lx.terms} t WHERE t.term = s.term;"
         f" ANALYZE {postings}"
     )
     taken = ", ".join(f"df_{c} = t.df_{c} - g.df_{c}" for c in lx.columns)
