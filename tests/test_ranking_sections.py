@@ -9,7 +9,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 import lore
+from lore.retrieve import hybrid
 from lore.retrieve.query import QueryPlan, plan
 from lore.retrieve.sections import best_sections
 from lore.store.query import Filters
@@ -253,3 +256,34 @@ def test_the_snippet_comes_from_the_part_that_ranked_the_note(
     assert hits[0].explain.fts_text == "a part (§ Birding 9)"
     assert hits[0].heading == "Birding 9"
     assert "rollback" in hits[0].snippet and "repository" not in hits[0].snippet
+
+
+def test_a_note_matched_by_its_title_alone_is_not_shown_by_a_part_without_the_words(
+    make_vault: MakeVault, open_vault: OpenVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each part is read with its note's title (lore.derive.sections), so when only the
+    title holds a query's word every part matches it and the shortest scores best: here
+    a heading alone, cut off from the long paragraph after it. That part ranked the note,
+    but its text holds none of the query's words: the snippet is the whole note's best
+    window, the title line, not "…Links". (A real vault's "Linux 内核学习笔记", found by
+    such a part for 读书笔记, showed "…核心资源".)"""
+    # Its part's score, not the whole note's, ranked it (as with a query of more words).
+    monkeypatch.setattr(hybrid, "fts_from_part", lambda fused, part: True)
+    files = _memos(20)
+    links = " ".join(f"[{t} guide {i}](./{t}-{i}.md)" for i in range(12) for t in _TOPICS[:3])
+    files["linux/kernel.md"] = (
+        f"# Kernel journal\n\n{_filler('chess', 6)}\n\n## Links\n\n{links}\n\n"
+        + "\n\n".join(f"## {t.title()}\n\n{_filler(t, 2)}" for t in _TOPICS)
+        + "\n"
+    )
+    vault = open_vault(make_vault(files))
+    vault.sync()
+    hits = vault.search("journal", limit=5, explain=True)
+    assert [h.path for h in hits] == ["linux/kernel.md"]
+    assert hits[0].explain is not None and hits[0].explain.fts_text == "a part (§ Links)"
+    assert hits[0].snippet.startswith("Kernel «journal» Notes on chess"), hits[0].snippet
+    assert hits[0].line == 1 and hits[0].heading == "Kernel journal", hits[0]
+    # A part that holds a word of the query other than the title's is still the evidence.
+    hits = vault.search("journal knitting", limit=5)
+    assert hits[0].path == "linux/kernel.md" and "«knitting»" in hits[0].snippet, hits[0]
+    assert hits[0].heading == "Knitting", hits[0]

@@ -357,6 +357,21 @@ def test_note_without_a_match_in_its_body_gets_its_head_as_snippet(
     assert hit.heading is None
 
 
+def test_a_title_heading_holding_a_word_beats_its_lone_characters_below() -> None:
+    """Below a first heading that repeats the title, the text is the better evidence,
+    but not when all it holds is a lone character backing up a word the heading holds
+    whole: a note titled 学习笔记, searched for 读书笔记, shows its heading, not a 读 of
+    读者 further down."""
+    body = "# Linux 内核学习笔记\n\n## RCU\n\nRCU 是一种读者无锁的设计思想。\n"
+    headings = [(1, "Linux 内核学习笔记", 0, 1), (2, "RCU", body.index("## RCU"), 3)]
+    evidence = build_evidence(body, 1, headings, plan("读书笔记").evidence)
+    assert "«笔记»" in evidence.snippet and evidence.line == 1, evidence
+    # A word below still wins over the heading.
+    body = body.replace("读者", "读书的人")
+    evidence = build_evidence(body, 1, headings, plan("读书笔记").evidence)
+    assert "«读书»" in evidence.snippet and evidence.line == 5, evidence
+
+
 @pytest.mark.parametrize(
     ("body", "query", "kept"),
     [

@@ -354,7 +354,8 @@ def _evidence(
 ) -> Evidence | None:
     """The snippet of a long note comes from the text that ranked it: the vector channel's
     best passage when that channel carried the hit, else the part the fts channel's score
-    came from (lore.retrieve.sections); None (the whole note's best window) otherwise."""
+    came from (lore.retrieve.sections) if its text holds a word of the query; None (the
+    whole note's best window) otherwise."""
     match = found.passages.get(row.id)
     lexical = fused.weighted.get("fts", 0.0) + fused.weighted.get("tag_lex", 0.0)
     if match is not None and match.kind == "passage" and fused.weighted.get("vec", 0.0) > lexical:
@@ -362,7 +363,11 @@ def _evidence(
     part = found.parts.get(row.id)
     if part is not None and "fts" in fused.weighted and fts_from_part(fused, part):
         heading = part_heading(row.headings, part.start)
-        return _span_evidence(row, part.start, part.end, heading, query_plan, options)
+        evidence = _span_evidence(row, part.start, part.end, heading, query_plan, options)
+        # A part is read with its note's title (lore.derive.sections): one that matched
+        # by the title alone shows none of the query's words, the whole note's window may.
+        if evidence is None or evidence.matched:
+            return evidence
     return None
 
 

@@ -213,11 +213,16 @@ def build_evidence(
 
     matches = _said(body, matches)
     # A match in a first heading that repeats the title says nothing the title does not:
-    # look for the evidence in the text below it when there is any.
+    # look for the evidence in the text below it when there is any, unless all there is
+    # below are lone characters backing up a word the heading holds whole (读 of 读书, for a
+    # note titled 学习笔记: the heading is the better evidence).
     if headings and headings[0][0] == 1 and headings[0][2] < 3:
         heading_end = body.find("\n", headings[0][2])
         below = [m for m in matches if heading_end >= 0 and m.start > heading_end]
-        if below:
+        backup = plan.backup_chars
+        if below and (
+            any(m.term not in backup for m in below) or all(m.term in backup for m in matches)
+        ):
             matches = below
     lo, hi = _best_window(matches, width)
     window = matches[lo:hi]
