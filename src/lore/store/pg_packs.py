@@ -135,9 +135,8 @@ def packed_records(lx: Lexicon, alias: str) -> str:
 def split_packs(lx: Lexicon, source: str) -> str:
     """The statement storing each term's packed postings (rows of `source`: term_id, n,
     data, from `packed_records`) as blocks of up to PACK_SIZE records, in document
-    order. One sort of the postings by term and document makes both the blocks and the
-    counts (lore.store.pg_postings.flush_loaded): numbering the rows with a window, then
-    sorting and grouping them again, took twice as long."""
+    order: one sort of the postings by term and document makes both the blocks and the
+    terms' counts (lore.store.pg_postings.flush_loaded)."""
     w, records = record_width(lx), PACK_SIZE * record_width(lx)
     return (
         f"INSERT INTO {lx.packs} (term_id, first_doc, last_doc, n, data)"

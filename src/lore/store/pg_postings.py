@@ -15,7 +15,7 @@ A note's parts are written the same way to the PARTS tables (a part is a documen
 A large sync (a first index, a rebuild) defers its postings: each batch appends its postings,
 terms as text, to a temporary load table by COPY and nothing else, and the terms, their
 document frequencies and the postings go in once, before anything reads them
-(`flush_loaded`), in the primary key's order. Written batch by batch, each batch's postings
+(`flush_loaded`), in one pass sorting them by term. Written batch by batch, each batch's postings
 landed all over the primary key (a term's new documents after its old ones, for every
 term): every batch rewrote most of its pages and split them half full, and each term row
 was rewritten once per batch. Resolving each batch's terms to ids as it came (a join with
@@ -112,8 +112,7 @@ def stage_tables() -> str:
         out += [
             f'CREATE TEMP TABLE IF NOT EXISTS {postings} (term text COLLATE "C", doc bigint,'
             f" len integer, {tf}, term_id integer)",
-            f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df},'
-            " batch integer)",
+            f'CREATE TEMP TABLE IF NOT EXISTS {terms} (term text COLLATE "C", df integer, {df})',
             f'CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term text COLLATE "C", batch integer,'
             f" doc bigint, len integer, {tf})",
             hits_table(lx),
@@ -177,24 +176,16 @@ def write_documents(
         f"ANALYZE {postings};"
         f" INSERT INTO {terms} SELECT term, count(*), {_df_counts(lx)} FROM {postings}"
         " GROUP BY term;"
-        f" {_add_terms(lx, terms, 'a.term')}"
+        f" UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM {terms} a"
+        " WHERE t.term = a.term;"
+        f" INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
+        f" FROM {terms} a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
+        " ORDER BY a.term;"
         # In index order: each page of the primary key is written once per batch.
         f" INSERT INTO {lx.postings} (term_id, {lx.doc}, len, {lx.tf})"
         f" SELECT t.id, s.doc, s.len, {_stage_tf(lx)}"
         f" FROM {postings} s JOIN {lx.terms} t ON t.term = s.term ORDER BY t.id, s.doc;"
         f" {stats}; TRUNCATE {postings}, {terms}"
-    )
-
-
-def _add_terms(lx: Lexicon, counted: str, order: str) -> str:
-    """Statements adding the document counts of the table `counted` (term, df, df_…) to
-    its terms' rows, and making rows for the new ones (ids given in `order`)."""
-    return (
-        f"UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM {counted} a"
-        " WHERE t.term = a.term;"
-        f" INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
-        f" FROM {counted} a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
-        f" ORDER BY {order};"
     )
 
 
