@@ -231,6 +231,10 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
             f" loaded AS (SELECT term, batch, doc, len, {lx.tf} FROM {_load(lx)} UNION ALL"
             f" SELECT t.term, NULL, m.{lx.doc}, m.len, {tf} FROM moved m"
             f" JOIN {lx.terms} t ON t.id = m.term_id),"
+            # A term's postings are one value until they are cut into blocks. PostgreSQL
+            # takes values up to 1 GB, and the every-note token is in every document: 28
+            # bytes a note and 16 a part, so a large sync of up to ~38 million notes or
+            # ~67 million parts.
             f" agg AS MATERIALIZED (SELECT s.term, min(s.batch) AS batch, count(s.batch) AS df,"
             f" {counted}, count(*) AS n, {packed_records(lx, 's')} AS data"
             " FROM loaded s GROUP BY s.term),"
