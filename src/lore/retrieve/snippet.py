@@ -212,6 +212,7 @@ def build_evidence(
         return head_evidence(body, body_line, markers=markers, width=width)
 
     matches = _said(body, matches)
+    backup = plan.backup_chars
     # A match in a first heading that repeats the title says nothing the title does not:
     # look for the evidence in the text below it when there is any, unless all there is
     # below are lone characters backing up a word the heading holds whole (读 of 读书, for a
@@ -219,7 +220,6 @@ def build_evidence(
     if headings and headings[0][0] == 1 and headings[0][2] < 3:
         heading_end = body.find("\n", headings[0][2])
         below = [m for m in matches if heading_end >= 0 and m.start > heading_end]
-        backup = plan.backup_chars
         if below and (
             any(m.term not in backup for m in below) or all(m.term in backup for m in matches)
         ):
@@ -236,7 +236,6 @@ def build_evidence(
     end = min(len(body), max(last, start + width))
     # A character of a query word that stands alone ("消" of 消息, for 消费者) backs the
     # word up in the ranking; next to the word itself its highlight is only noise.
-    backup = plan.backup_chars
     if any(m.term not in backup for m in window):
         window = [m for m in window if m.term not in backup]
     spans = _merge([(max(m.start, start), min(m.end, end)) for m in window if m.start < end])

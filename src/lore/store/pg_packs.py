@@ -137,7 +137,8 @@ def split_packs(lx: Lexicon, source: str) -> str:
     data, from `packed_records`) as blocks of up to PACK_SIZE records, in document
     order: one sort of the postings by term and document makes both the blocks and the
     terms' counts (lore.store.pg_postings.flush_loaded)."""
-    w, records = record_width(lx), PACK_SIZE * record_width(lx)
+    w = record_width(lx)
+    records = PACK_SIZE * w
     return (
         f"INSERT INTO {lx.packs} (term_id, first_doc, last_doc, n, data)"
         f" SELECT a.term_id, {_doc_at('c.data', '0')}, {_doc_at('c.data', f'length(c.data) - {w}')}"

@@ -194,13 +194,15 @@ def _stage_columns(lx: Lexicon) -> str:
     return f"term, doc, len, {lx.tf}"
 
 
-def _stage_tf(lx: Lexicon) -> str:
-    return ", ".join(f"s.tf_{c}" for c in lx.columns)
+def _stage_tf(lx: Lexicon, alias: str = "s") -> str:
+    return ", ".join(f"{alias}.tf_{c}" for c in lx.columns)
 
 
-def _df_counts(lx: Lexicon) -> str:
-    """Per column, the documents of a group holding the term there (named df_<column>)."""
-    return ", ".join(f"count(*) FILTER (WHERE tf_{c} > 0) AS df_{c}" for c in lx.columns)
+def _df_counts(lx: Lexicon, only: str = "") -> str:
+    """Per column, the documents of a group holding the term there (named df_<column>),
+    of the rows `only` (a condition) allows."""
+    also = f"{only} AND " if only else ""
+    return ", ".join(f"count(*) FILTER (WHERE {also}tf_{c} > 0) AS df_{c}" for c in lx.columns)
 
 
 def _df_added(lx: Lexicon) -> str:
@@ -217,11 +219,6 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
     counted again: rows never pile up past one large sync."""
     out = []
     for lx in lexicons:
-        tf = ", ".join(f"m.tf_{c}" for c in lx.columns)
-        counted = ", ".join(
-            f"count(*) FILTER (WHERE s.batch IS NOT NULL AND s.tf_{c} > 0) AS df_{c}"
-            for c in lx.columns
-        )
         packed = (  # every term of the load with its id, old or new
             "(SELECT i.id AS term_id, a.n, a.data FROM (SELECT id, term FROM old UNION ALL"
             " SELECT id, term FROM new) i JOIN agg a ON a.term = i.term)"
@@ -229,14 +226,15 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
         out.append(
             f"WITH moved AS (DELETE FROM {lx.postings} RETURNING term_id, {lx.doc}, len, {lx.tf}),"
             f" loaded AS (SELECT term, batch, doc, len, {lx.tf} FROM {_load(lx)} UNION ALL"
-            f" SELECT t.term, NULL, m.{lx.doc}, m.len, {tf} FROM moved m"
+            f" SELECT t.term, NULL, m.{lx.doc}, m.len, {_stage_tf(lx, 'm')} FROM moved m"
             f" JOIN {lx.terms} t ON t.id = m.term_id),"
             # A term's postings are one value until they are cut into blocks. PostgreSQL
             # takes values up to 1 GB, and the every-note token is in every document: 28
             # bytes a note and 16 a part, so a large sync of up to ~38 million notes or
             # ~67 million parts.
             f" agg AS MATERIALIZED (SELECT s.term, min(s.batch) AS batch, count(s.batch) AS df,"
-            f" {counted}, count(*) AS n, {packed_records(lx, 's')} AS data"
+            f" {_df_counts(lx, 'batch IS NOT NULL')}, count(*) AS n,"
+            f" {packed_records(lx, 's')} AS data"
             " FROM loaded s GROUP BY s.term),"
             f" old AS (UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM agg a"
             " WHERE t.term = a.term RETURNING t.id, t.term),"
