@@ -276,7 +276,7 @@ def dump_index(db_path: Path) -> dict[str, Any]:
         meta = {
             str(k): str(v)
             for k, v in con.execute("SELECT key, value FROM meta")
-            if k not in ("last_sync", "vault_root")
+            if k not in ("last_sync", "vault_root", "commits")
         }
         # Agent memory tables (m002_memory): every row keyed by its note's path.
         memory: dict[str, list[tuple[Any, ...]]] = {}

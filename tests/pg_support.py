@@ -223,7 +223,7 @@ def dump_pg_index(store: Any) -> dict[str, Any]:
         "meta": {
             str(k): str(v)
             for k, v in rows("SELECT key, value FROM meta")
-            if k not in ("last_sync", "vault_root")
+            if k not in ("last_sync", "vault_root", "commits")
         },
         "note_llm": sorted(
             (paths.get(int(r[0]), f"<{r[0]}>"), *r[1:]) for r in rows("SELECT * FROM note_llm")

@@ -69,7 +69,7 @@ def _tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
         for name in names:
             rows = list(con.execute(f'SELECT * FROM "{name}"'))
             if name == "meta":
-                rows = [r for r in rows if r[0] != "last_sync"]
+                rows = [r for r in rows if r[0] not in ("last_sync", "commits")]
             out[name] = sorted(rows, key=repr)
         return out
     finally:

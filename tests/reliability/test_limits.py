@@ -164,13 +164,13 @@ ENTITY_TABLES = ("entity_defs", "entity_aliases")
 
 
 # Not passes over the vault: FTS5's own tables answering MATCH (the notes, and their parts:
-# lore.derive.sections; `matched` holds the parts' matches with their bm25, read once for the
-# best and once for the other channels' candidates: store.sqlite_search.rank_sections), and
-# json_each over one hit's key claims (store.note_llm).
+# lore.derive.sections; `part_hits` holds the parts' matches with their bm25, read once for
+# the best and once for the other channels' candidates: store.sqlite_parts), and json_each
+# over one hit's key claims (store.note_llm).
 NOT_SCANS = (
     "SCAN fts VIRTUAL TABLE",
     "SCAN fts_sections VIRTUAL TABLE INDEX 0:M",
-    "SCAN matched",
+    "SCAN temp.part_hits",
     "SCAN claim VIRTUAL TABLE",
 )
 
@@ -199,11 +199,16 @@ def test_a_search_fetches_rows_for_its_hits_not_for_the_vault(
     for n, root in indexes.items():
         with lore.open(root) as vault:
             vault.search(query, **options)  # warm caches (term_df, jieba)
-            trace = traced(vault.store.db)
+            # the store's connection and the one it ranks the parts on (store.sqlite_parts)
+            reader = vault.store.part_reader
+            assert reader is not None
+            connections = [vault.store.db, reader.db]
+            traces = [traced(db) for db in connections]
             result = vault.search(query, limit=10, **options)
-            fetched[n] = trace.rows
+            fetched[n] = sum(trace.rows for trace in traces)
             assert result, result.reason
-            assert _scans(vault.store.db, trace) == []
+            assert [_scans(db, t) for db, t in zip(connections, traces, strict=True)] == [[], []]
+            assert traces[1].statements  # the parts were ranked there
     assert fetched[2000] <= MAX_ROWS, fetched
     assert fetched[2000] <= fetched[500] + 20, fetched  # does not grow with the vault
 

@@ -13,7 +13,7 @@ from typing import Any
 import apsw
 
 SEMANTIC = ("semantic_state", "derived_tags", "note_texts")
-VOLATILE_META = ("last_sync", "vault_root")
+VOLATILE_META = ("last_sync", "vault_root", "commits")  # commits: lore.store.sqlite_base
 
 WORDS = (
     "alpha beta gamma delta retention index vector cluster budget roadmap migration "

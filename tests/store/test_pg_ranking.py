@@ -251,6 +251,11 @@ def assert_same_parts(
     assert pg.rank_sections(query, Filters(), limit, among) == sqlite.rank_sections(
         query, Filters(), limit, among
     )
+    # begun before the other channels' candidates are known (lore.store.sqlite_parts)
+    for store in (sqlite, pg):
+        assert store.start_sections(query, folder, limit).finish(among) == sqlite.rank_sections(
+            query, folder, limit, among
+        )
     fts5 = fts5_part_scores(twin, query)
     lexical = pg_lexical.LexicalQuery.of(query._replace(fields=None))
     assert pg_lexical.scores(pg.conn, lexical, [1.0], list(fts5), lx=PARTS) == fts5

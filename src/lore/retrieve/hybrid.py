@@ -37,7 +37,7 @@ from .search import (
     prune,
     ranked_candidates,
 )
-from .sections import BestSection, best_sections, part_heading, uses_parts
+from .sections import BestSection, best_sections, part_heading, start_sections, uses_parts
 from .snippet import Evidence, build_evidence, folded_matches, head_evidence, matched_in
 
 if TYPE_CHECKING:
@@ -281,10 +281,16 @@ def gather(
     bm25_weights = _weights(options)
     raw: dict[str, dict[int, float]] = {}
     passages: dict[int, ch.PassageMatch] = {}
+    # The fts channel scores a note by its best part too: the parts bring their notes and
+    # score the other channels' candidates. Their ranking begins first: the store may run
+    # it while it ranks the whole notes (lore.store.sqlite_parts).
+    by_parts = weights.get("fts", 0) > 0 and uses_parts(options.field_weights)
+    depth = pool * FTS_DEPTH
+    started = start_sections(store, query_plan, filters, depth) if by_parts else None
     # One BM25 ranking, deeper than the pool: its head brings the fts candidates, the rest
     # scores candidates of other channels (a note below FTS_DEPTH x pool counts as 0).
     query_plan, found_fts = ranked_candidates(
-        store, query_plan, filters, pool * FTS_DEPTH, bm25_weights, want=CANDIDATES_WANTED
+        store, query_plan, filters, depth, bm25_weights, want=CANDIDATES_WANTED
     )
     ranked = dict(found_fts)
     order: list[int] = list(ranked)[:pool]
@@ -314,11 +320,9 @@ def gather(
         order += list(raw["tag_lex"])
         sources["tag_lex"] = list(raw["tag_lex"])
     parts: dict[int, BestSection] = {}
-    if weights.get("fts", 0) > 0 and uses_parts(options.field_weights):
-        # The fts channel scores a note by its best part too: the parts bring their notes
-        # and score the other channels' candidates in the same query.
+    if by_parts:
         sources["section"], parts = best_sections(
-            store, query_plan, filters, pool, pool * FTS_DEPTH, list(dict.fromkeys(order))
+            store, query_plan, filters, pool, depth, list(dict.fromkeys(order)), started
         )
         order += sources["section"]
     ids = list(dict.fromkeys(order))

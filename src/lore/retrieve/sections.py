@@ -40,6 +40,7 @@ from .query import QueryPlan
 
 if TYPE_CHECKING:  # the store's Protocol: annotations only (a search does not import it)
     from ..store.base import Store
+    from ..store.search import PendingParts
 
 
 class BestSection(NamedTuple):  # a tuple: a search ranks hundreds of parts
@@ -61,17 +62,42 @@ def part_query(plan: QueryPlan) -> TextQuery:
     return plan.text_query._replace(score_only=())
 
 
+class StartedParts(NamedTuple):
+    query: TextQuery  # the parts' query it was begun with
+    pending: PendingParts
+
+
+def start_sections(
+    store: Store, plan: QueryPlan, filters: Filters, depth: int
+) -> StartedParts | None:
+    """The part ranking begun before the other channels bring their candidates (the
+    store may rank the parts meanwhile: lore.store.sqlite_parts); best_sections ends it."""
+    if not plan.generating:
+        return None
+    query = part_query(plan)
+    return StartedParts(query, store.start_sections(query, filters, depth))
+
+
 def best_sections(
-    store: Store, plan: QueryPlan, filters: Filters, pool: int, depth: int, among: list[int]
+    store: Store,
+    plan: QueryPlan,
+    filters: Filters,
+    pool: int,
+    depth: int,
+    among: list[int],
+    started: StartedParts | None = None,
 ) -> tuple[list[int], dict[int, BestSection]]:
     """The best `pool` notes by their best part among the best `depth` parts, and the best
-    part of each of those notes and of the `among` notes (one query)."""
+    part of each of those notes and of the `among` notes (one pass over the parts).
+    `started`: the ranking begun for this plan, used unless the plan was widened since."""
     if not plan.generating:
         return [], {}
-    found = {
-        nid: BestSection(*best)
-        for nid, best in store.rank_sections(part_query(plan), filters, depth, among).items()
-    }
+    query = part_query(plan)
+    if started is not None and started.query == query:
+        best = started.pending.finish(among)
+    else:
+        best = store.rank_sections(query, filters, depth, among)
+    found = {nid: BestSection(*part) for nid, part in best.items()}
     ranked = sorted(found, key=lambda n: (-found[n].score, n))
     return ranked[:pool], found
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # annotations only: each row type is made where it is read
     from .interest_rows import ClusterRow, MemberRow, NoteInfo
     from .note_rows import NameSource, NoteRecord, NoteRow, NoteText, StoredStat, Unreadable
     from .rows import HitRow, NameRow, PinyinName
+    from .search import PendingParts
     from .token_rows import StoredToken, TokenRow
     from .transfer_rows import CachedAnswer, VectorKey
     from .vector_rows import NoteSource, TextSpan
@@ -171,6 +172,11 @@ class Store(Protocol):
         """note id -> (BM25 of its best part as a positive number, the part's start and end
         in the body), over the best `limit` parts that pass the filters and every part of
         the `ids` notes, in one pass. The query's fields are ignored: a part is body text."""
+        ...
+
+    def start_sections(self, query: TextQuery, filters: Filters, limit: int) -> PendingParts:
+        """rank_sections begun before the `ids` are known (the other channels' candidates):
+        its `finish(ids)` gives the same, and a backend may rank meanwhile."""
         ...
 
     def count_matches(self, query: TextQuery, filters: Filters) -> int:

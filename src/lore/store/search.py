@@ -13,7 +13,7 @@ computes BM25 over all of them.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .query import EVERY_NOTE, Filters, Phrase, TextQuery
@@ -49,6 +49,15 @@ def fts_match(query: TextQuery, *, scored: bool = False) -> str:
     return match
 
 
+class PendingParts:
+    """A part ranking begun (Store.start_sections): `finish(ids)` gives what
+    rank_sections(query, filters, limit, ids) does, once the other channels' candidates
+    `ids` are known."""
+
+    def __init__(self, finish: Callable[[list[int]], dict[int, tuple[float, int, int]]]) -> None:
+        self.finish = finish
+
+
 # (table, condition) of the author's tags and of the LLM's
 TAG_SOURCES = {False: ("tags", ""), True: ("derived_tags", " AND origin = 'llm'")}
 
@@ -56,6 +65,15 @@ TAG_SOURCES = {False: ("tags", ""), True: ("derived_tags", " AND origin = 'llm'"
 class SearchSql(SqlBase):
     def describe(self, query: TextQuery) -> str:
         return fts_match(query).replace(f'"{EVERY_NOTE}"', "<every note>")
+
+    def rank_sections(
+        self, query: TextQuery, filters: Filters, limit: int, ids: list[int] | None = None
+    ) -> dict[int, tuple[float, int, int]]:
+        raise NotImplementedError
+
+    def start_sections(self, query: TextQuery, filters: Filters, limit: int) -> PendingParts:
+        """rank_sections begun before the ids are known: here, all of it runs at the end."""
+        return PendingParts(lambda ids: self.rank_sections(query, filters, limit, ids))
 
     # -- counts and frequencies (per backend: within access rules) ---------------------------
 

@@ -146,6 +146,9 @@ class SqliteStore(
         except BaseException:  # refused (newer, other vault) or a failed migration
             self.db.close()
             raise
+        # the second connection a search ranks the notes' parts on (lore.store.sqlite_parts)
+        writes = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        self._reader_at = (name, flags & ~writes | apsw.SQLITE_OPEN_READONLY)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -211,6 +214,7 @@ class SqliteStore(
         )
 
     def close(self) -> None:
+        self.close_reader()
         self.db.close()
 
 

@@ -17,6 +17,13 @@ from .sql_base import SqlBase
 
 BUSY_TIMEOUT_MS = 5_000
 CHUNK = 500  # ids per IN (...) list: well under SQLite's variable limit
+# Every write transaction counts itself in meta.commits: a second connection's reads are
+# compared with the store's own snapshot by it (lore.store.sqlite_parts).
+COMMITS = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'commits'"
+COUNT_COMMIT = (
+    "INSERT INTO meta(key, value) VALUES ('commits', 1)"
+    " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+)
 
 
 def busy(db_path: Path) -> IndexBusyError:
@@ -68,6 +75,7 @@ class SqliteBase(SqlBase):
     db: apsw.Connection
     db_path: Path
     read_only: bool
+    _texts_written = 0  # notes' full texts this write transaction wrote (lore.store.sqlite_notes)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one SQL statement (SQLite backend only: for lore.store and tests)."""
@@ -121,8 +129,11 @@ class SqliteBase(SqlBase):
             raise busy(self.db_path) from None
         except apsw.FullError:
             raise disk_full(self.db_path) from None
+        self._texts_written = 0
         try:
             yield
+            self._settle()
+            self.db.execute(COUNT_COMMIT)
             self.db.execute("COMMIT")
         except BaseException as exc:
             self._rollback()
@@ -131,6 +142,10 @@ class SqliteBase(SqlBase):
             if isinstance(exc, apsw.FullError):
                 raise disk_full(self.db_path) from None
             raise
+
+    def _settle(self) -> None:
+        """The last work of a write transaction, before it commits (the notes' part:
+        lore.store.sqlite_notes)."""
 
     def _rollback(self) -> None:
         if self.db.getautocommit():

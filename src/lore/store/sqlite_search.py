@@ -7,17 +7,27 @@ from __future__ import annotations
 
 from typing import Any
 
+import apsw
+
 from .query import Filters, TextQuery
 from .schema import FTS_COLUMNS
-from .search import SearchSql, fts_match, phrase_match
+from .search import PendingParts, SearchSql, fts_match, phrase_match
 from .sqlite_base import SqliteBase, marks
+from .sqlite_parts import PartReader, best_parts, commits_seen, match_parts
 
 __all__ = ["SqliteSearch", "fts_match"]
 
 TIE_MARGIN = 20  # extra rows fetched so ties at the cut can be ordered by path
 
 
+def _part_match(query: TextQuery) -> str:
+    return fts_match(query._replace(fields=None), scored=True)  # a part is body text
+
+
 class SqliteSearch(SearchSql, SqliteBase):
+    _reader_at: tuple[str, int] | None = None  # (name, flags) to open the second connection
+    part_reader: PartReader | None = None  # opened by the first search that ranks parts
+
     def _frequencies_within(self, tokens: list[str], allow: tuple[str, ...]) -> dict[str, int]:
         where, params = self.allow_sql(allow)
         df: dict[str, int] = {}
@@ -71,36 +81,52 @@ class SqliteSearch(SearchSql, SqliteBase):
     ) -> dict[int, tuple[float, int, int]]:
         """note id -> (BM25 of its best part, the part's span), over the best `limit` parts
         that pass the filters (ties by part id) and every part of the `ids` notes (the
-        other channels' candidates, filtered already).
+        other channels' candidates, filtered already): FTS5 scores every matching part
+        once, and both sets are read from that one pass (lore.store.sqlite_parts)."""
+        match_parts(self.db, _part_match(query))
+        return best_parts(self.db, self.filter_sql(filters), limit, self._among(ids or []))
 
-        One statement: FTS5 computes every matching part's bm25 once (the ranking needs it
-        for all of them anyway); the best `limit` and the parts of `ids` are read from that
-        one pass, where asking for the `ids` apart would match the whole query again. A
-        part's note and span are looked up for those only (for every matching part when a
-        filter needs its note): at 100k notes the lookups were a third of the statement."""
-        match = fts_match(query._replace(fields=None), scored=True)
-        where, params = self.filter_sql(filters)
-        among, among_params = self.in_ids("note_id", ids or [])
-        top = "SELECT id FROM matched ORDER BY b, id LIMIT ?"
-        if where:
-            top = (
-                "SELECT matched.id FROM matched JOIN sections s ON s.id = matched.id JOIN notes n"
-                f" ON n.id = s.note_id WHERE 1{where} ORDER BY matched.b, matched.id LIMIT ?"
-            )
-        rows = self.query(
-            "WITH matched AS MATERIALIZED (SELECT rowid AS id, bm25(fts_sections) AS b"
-            f" FROM fts_sections WHERE fts_sections MATCH ?), top AS ({top})"
-            ' SELECT s.note_id, matched.b, s.start, s."end" FROM matched JOIN sections s'
-            " ON s.id = matched.id WHERE matched.id IN (SELECT id FROM top)"
-            f" OR matched.id IN (SELECT id FROM sections WHERE {among}) ORDER BY matched.id",
-            [match, *params, limit, *among_params],
-        )
-        best: dict[int, tuple[float, int, int]] = {}
-        for nid, score, start, end in rows:  # in part order: the first best part wins
-            found = (round(-float(score), 6), int(start), int(end))
-            if int(nid) not in best or found[0] > best[int(nid)][0]:
-                best[int(nid)] = found
-        return best
+    def start_sections(self, query: TextQuery, filters: Filters, limit: int) -> PendingParts:
+        """rank_sections' first step begun on the second connection (lore.store.
+        sqlite_parts), which runs while this one ranks the whole notes."""
+        reader = self._reader()
+        if reader is None:
+            return super().start_sections(query, filters, limit)
+        reader.match(_part_match(query))
+
+        def finish(ids: list[int]) -> dict[int, tuple[float, int, int]]:
+            try:
+                found = reader.best(
+                    commits_seen(self.db),  # the state this connection's snapshot sees
+                    self.filter_sql(filters),
+                    limit,
+                    self._among(ids),
+                )
+                if found is not None:
+                    return found
+            except apsw.Error:
+                pass  # ranked here instead, which reports what still fails
+            return self.rank_sections(query, filters, limit, ids)
+
+        return PendingParts(finish)
+
+    def _among(self, ids: list[int]) -> tuple[str, list[Any]]:
+        return self.in_ids("note_id", ids)
+
+    def _reader(self) -> PartReader | None:
+        """The second connection, opened on first use (None: the index has no file to
+        open twice, or opening it failed)."""
+        if self.part_reader is None and self._reader_at is not None:
+            try:
+                self.part_reader = PartReader(*self._reader_at)
+            except apsw.Error:
+                self._reader_at = None
+        return self.part_reader
+
+    def close_reader(self) -> None:
+        if self.part_reader is not None:
+            self.part_reader.close()
+            self.part_reader = None
 
     def count_matches(self, query: TextQuery, filters: Filters) -> int:
         """Notes the query matches that pass the filters."""
