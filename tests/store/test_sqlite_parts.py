@@ -134,6 +134,20 @@ def test_a_commit_between_the_steps_is_not_mixed_in(tmp_path: Path) -> None:
     writer.close()
 
 
+def test_inside_a_write_transaction_its_own_rows_count(tmp_path: Path) -> None:
+    """What a write transaction has written and not committed is ranked too: the second
+    connection, which cannot see it, is not used."""
+    store = SqliteStore(tmp_path / "index.sqlite", tmp_path, bound_to_vault=False)
+    write_notes(store, 9, 20)
+    query = TextQuery((("jira",),))
+    with store.transaction():
+        store.upsert_note(note_row("new.md", ("", "", "", "jira"), [(0, 4, "jira")]), None)
+        expected = store.rank_sections(query, Filters(), 50)
+        assert any(part[1:] == (0, 4) for part in expected.values())
+        assert store.start_sections(query, Filters(), 50).finish([]) == expected
+    store.close()
+
+
 def test_a_ranking_left_unfinished_does_not_stop_the_next(store: SqliteStore) -> None:
     """A search that failed between the two steps: the next one waits for its first step
     and then ranks its own query."""

@@ -76,6 +76,7 @@ class SqliteBase(SqlBase):
     db_path: Path
     read_only: bool
     _texts_written = 0  # notes' full texts this write transaction wrote (lore.store.sqlite_notes)
+    writing = False  # inside transaction(): other connections do not see what it wrote yet
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one SQL statement (SQLite backend only: for lore.store and tests)."""
@@ -130,6 +131,7 @@ class SqliteBase(SqlBase):
         except apsw.FullError:
             raise disk_full(self.db_path) from None
         self._texts_written = 0
+        self.writing = True
         try:
             yield
             self._settle()
@@ -142,6 +144,8 @@ class SqliteBase(SqlBase):
             if isinstance(exc, apsw.FullError):
                 raise disk_full(self.db_path) from None
             raise
+        finally:
+            self.writing = False
 
     def _settle(self) -> None:
         """The last work of a write transaction, before it commits (the notes' part:

@@ -88,8 +88,9 @@ class SqliteSearch(SearchSql, SqliteBase):
 
     def start_sections(self, query: TextQuery, filters: Filters, limit: int) -> PendingParts:
         """rank_sections' first step begun on the second connection (lore.store.
-        sqlite_parts), which runs while this one ranks the whole notes."""
-        reader = self._reader()
+        sqlite_parts), which runs while this one ranks the whole notes. Not inside a write
+        transaction: the second connection would not see what it wrote."""
+        reader = None if self.writing else self._reader()
         if reader is None:
             return super().start_sections(query, filters, limit)
         reader.match(_part_match(query))
