@@ -7,6 +7,8 @@ the same rankings."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -218,3 +220,42 @@ def test_a_large_sync_leaves_the_full_text_merged(
         assert merged.rank_sections(query, Filters(), 50) == plain.rank_sections(
             query, Filters(), 50
         )
+
+
+OPEN_A_STORE = """
+import sys
+from pathlib import Path
+
+import apsw
+
+{before}
+from lore.store.sqlite import SqliteStore
+
+root = Path(sys.argv[1])
+store = SqliteStore(root / "index.sqlite", root, bound_to_vault=False)
+store.query("SELECT count(*) FROM notes")
+print(apsw.memory_used() > 0)
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "counted"),
+    [
+        pytest.param("", False, id="first connection"),
+        pytest.param("held = apsw.Connection(':memory:')", True, id="a connection open before"),
+        pytest.param("apsw.soft_heap_limit(1 << 30)", True, id="a heap limit set"),
+    ],
+)
+def test_sqlite_counts_allocations_only_where_something_needs_it(
+    tmp_path: Path, before: str, counted: bool
+) -> None:
+    """The memory statistic (one mutex for every allocation of the process: lore.store.
+    sqlite_parts.unshared_allocator) is off when lore opens the process's first
+    connection, and left on where SQLite cannot be configured or a heap limit needs it."""
+    run = subprocess.run(
+        [sys.executable, "-c", OPEN_A_STORE.format(before=before), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.stdout.split() == [str(counted)]

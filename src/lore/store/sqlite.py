@@ -23,6 +23,7 @@ from .sqlite_base import BUSY_TIMEOUT_MS, busy, damaged, disk_full
 from .sqlite_checks import CheckSql
 from .sqlite_memory import SqliteMemory
 from .sqlite_notes import SqliteNotes
+from .sqlite_parts import unshared_allocator
 from .sqlite_search import SqliteSearch
 from .sqlite_vectors import SqliteVectors
 from .tokens import TokenSql
@@ -75,6 +76,7 @@ class SqliteStore(
     def __init__(
         self, db_path: Path, vault_root: Path, *, bound_to_vault: bool, nofollow: bool = False
     ) -> None:
+        unshared_allocator()  # before the process's first connection (lore.store.sqlite_parts)
         self.db_path = db_path
         self.vault_root = vault_root
         self._bound_to_vault = bound_to_vault
