@@ -7,7 +7,9 @@ hold a core each: a search starts it on a second, read-only connection to the sa
 (`PartReader`, a thread of its own; apsw leaves Python's lock while SQLite works) and
 ranks the whole notes meanwhile. Every write transaction counts itself in meta.commits
 (lore.store.sqlite_base), so the second connection's rows are used only when it saw the
-state the search's own snapshot sees; otherwise the search ranks the parts itself.
+state the search's own snapshot sees; otherwise the search ranks the parts itself. The two
+threads would queue on the one mutex of SQLite's memory statistic: `unshared_allocator`
+turns it off.
 """
 
 from __future__ import annotations
