@@ -11,9 +11,9 @@ from .sqlite_base import SqliteBase, marks
 
 # A write transaction that wrote the texts of at least 1/COMPACT_SHARE of the notes (a first
 # index, a rebuild) leaves the full-text tables as one segment each. FTS5 writes a large
-# sync as many segments, and a search reads every one: merged, bench.scale's 200 searches
-# of its 100k-note vault took 66 ms (median; mean 83) instead of 71 (99), with the same
-# results; merging took 6 s of the 100 s first index.
+# sync as many segments, and a search reads every one: merged, bench.scale's 200 queries
+# searched in one process on its 100k-note vault took 66 ms (median; mean 83) instead of
+# 71 (99), with the same results; merging took 6 s of the 100 s first index.
 COMPACT_SHARE = 4
 
 

@@ -86,10 +86,10 @@ def unshared_allocator() -> None:
     """Turn SQLite's process-wide memory statistic (SQLITE_CONFIG_MEMSTATUS) off, once,
     before the process's first connection. SQLite counts every allocation in it under one
     mutex, and the two connections of a search allocate on two threads: beside the parts'
-    first step, bench.scale's 200 searches of its 100k-note vault ranked the whole notes in
-    17 ms (median) with it off, 33 ms with it on (alone: 21 ms). Left on when a connection
-    is open already (SQLite is configured only while none is) or a heap limit, which needs
-    the statistic, is set."""
+    first step, bench.scale's 200 queries searched in one process on its 100k-note vault
+    ranked the whole notes in 17 ms (median) with it off, 33 ms with it on (alone: 21 ms).
+    Left on when a connection is open already (SQLite is configured only while none is) or
+    a heap limit, which needs the statistic, is set."""
     with _ALLOCATOR.lock:
         if _ALLOCATOR.done:
             return

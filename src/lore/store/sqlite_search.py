@@ -84,7 +84,8 @@ class SqliteSearch(SearchSql, SqliteBase):
         other channels' candidates, filtered already): FTS5 scores every matching part
         once, and both sets are read from that one pass (lore.store.sqlite_parts)."""
         match_parts(self.db, _part_match(query))
-        return best_parts(self.db, self.filter_sql(filters), limit, self._among(ids or []))
+        among = self.in_ids("note_id", ids or [])
+        return best_parts(self.db, self.filter_sql(filters), limit, among)
 
     def start_sections(self, query: TextQuery, filters: Filters, limit: int) -> PendingParts:
         """rank_sections' first step begun on the second connection (lore.store.
@@ -101,7 +102,7 @@ class SqliteSearch(SearchSql, SqliteBase):
                     commits_seen(self.db),  # the state this connection's snapshot sees
                     self.filter_sql(filters),
                     limit,
-                    self._among(ids),
+                    self.in_ids("note_id", ids),
                 )
                 if found is not None:
                     return found
@@ -110,9 +111,6 @@ class SqliteSearch(SearchSql, SqliteBase):
             return self.rank_sections(query, filters, limit, ids)
 
         return PendingParts(finish)
-
-    def _among(self, ids: list[int]) -> tuple[str, list[Any]]:
-        return self.in_ids("note_id", ids)
 
     def _reader(self) -> PartReader | None:
         """The second connection, opened on first use (None: the index has no file to
