@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,24 @@ def test_an_exception_in_a_worker_reaches_the_caller_as_itself(tmp_path: Path) -
     assert list(ordered_map(abs, [-i for i in items], jobs=2)) == items
     with pytest.raises(ValueError, match="invalid literal"):
         list(ordered_map(int, ["1"] * 40 + ["x"], jobs=2))
+
+
+def test_workers_take_their_tasks_as_the_window_needs_them() -> None:
+    """The tasks are pulled from an iterator a window at a time, never all at once: a
+    vault's million tasks are not held, and every result still comes back in order."""
+    taken: list[int] = []
+
+    def tasks() -> Iterator[int]:
+        for i in range(2000):
+            taken.append(i)
+            yield -i
+
+    window = 2 * parallel.WINDOW_PER_JOB * parallel.CHUNK
+    results = ordered_map(abs, tasks(), jobs=2)
+    assert next(results) == 0
+    assert window <= len(taken) <= window + parallel.CHUNK  # the window, and one chunk more
+    rest = list(results)
+    assert [0, *rest] == list(range(2000)) and len(taken) == 2000
 
 
 @pytest.mark.parametrize(

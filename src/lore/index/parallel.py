@@ -18,7 +18,9 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Callable, Generator, Sequence
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from itertools import chain, islice
 from pathlib import Path
 from typing import TypeVar
 
@@ -97,9 +99,10 @@ def jobs_for(requested: int | None, pending: int, load: float | None = None) -> 
 
 
 def ordered_map(
-    fn: Callable[[T], R], items: Sequence[T], jobs: int, name_of: Callable[[T], str] = str
+    fn: Callable[[T], R], items: Iterable[T], jobs: int, name_of: Callable[[T], str] = str
 ) -> Generator[R, None, None]:
-    """fn over items, in order; in `jobs` worker processes when jobs > 1.
+    """fn over items, in order; in `jobs` worker processes when jobs > 1. Items are taken
+    from `items` as the window needs them: a vault's million tasks are never all held.
 
     `fn` must be picklable (a module-level function or a functools.partial of one). An
     exception raised by fn reaches the caller as it would in one process; a worker that
@@ -107,17 +110,28 @@ def ordered_map(
     if jobs <= 1:
         yield from map(fn, items)
         return
-    chunks = [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)]
-    workers = [_Worker() for _ in range(min(jobs, len(chunks)))]
+    source = iter(items)
+    chunks: Iterator[list[T]] = iter(lambda: list(islice(source, CHUNK)), [])
+    ahead = list(islice(chunks, jobs * WINDOW_PER_JOB))
+    workers = [_Worker() for _ in range(min(jobs, len(ahead)))]
     # Chunk i goes to worker i mod n and comes back in that order: a static round robin
     # keeps the order without bookkeeping, and each worker has the next chunks queued.
-    sent = 0
+    waiting = chain(ahead, chunks)
+    in_flight: deque[list[T]] = deque()
+    sent = received = 0
     try:
-        for done, chunk in enumerate(chunks):
-            while sent < len(chunks) and sent < done + len(workers) * WINDOW_PER_JOB:
-                workers[sent % len(workers)].send(fn, chunks[sent])
+        while True:
+            while len(in_flight) < len(workers) * WINDOW_PER_JOB:
+                chunk = next(waiting, None)
+                if chunk is None:
+                    break
+                workers[sent % len(workers)].send(fn, chunk)
+                in_flight.append(chunk)
                 sent += 1
-            yield from workers[done % len(workers)].receive(chunk, name_of)
+            if not in_flight:
+                return
+            yield from workers[received % len(workers)].receive(in_flight.popleft(), name_of)
+            received += 1
     finally:
         for worker in workers:
             worker.stop()

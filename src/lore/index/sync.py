@@ -17,7 +17,7 @@ import hashlib
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from operator import itemgetter
@@ -41,6 +41,9 @@ Progress = Callable[[int, int, str], None]
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 _BINARY_PROBE = 8192
 OLD_FIELDS_CHUNK = 1000  # stored notes whose old fields a sync reads at once
+# Terms whose document-frequency changes a sync holds before it hands them to the store:
+# a first index of a million notes meets millions of terms (about 150 bytes each held).
+DF_HELD_TERMS = 200_000
 
 
 class DerivedViews(Protocol):
@@ -214,6 +217,16 @@ def _stat_changed(stat: FileStat, stored: StoredStat | None) -> bool:
     return stored is None or (stored.mtime_ns, stored.size) != (stat.mtime_ns, stat.size)
 
 
+def vanished(files: Sequence[FileStat], known: Sequence[str]) -> set[str]:
+    """The `known` paths (indexed, or known unreadable) no file of the scan has. Held as
+    the set of those paths, not of every file: a first index of a million notes knows none."""
+    missing = set(known)
+    if missing:
+        for stat in files:
+            missing.discard(stat.path)
+    return missing
+
+
 def _size_text(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
@@ -252,7 +265,7 @@ class _Sync:
         self.changed: list[str] = []
         self.deleted: list[str] = []
         self.unchanged = 0
-        self.df_delta: Counter[str] = Counter()  # document-frequency changes, applied last
+        self.df_delta: Counter[str] = Counter()  # document-frequency changes not applied yet
         self.old_fields = OldFields(store, [])
 
     def expect(self, note_ids: list[int]) -> None:
@@ -293,21 +306,37 @@ class _Sync:
                 store.insert_sections(
                     previous.id, note_sections(kept.title, kept.body, kept.headings)
                 )
-                self.df_delta.update(distinct_terms(fields))
+                self.count_terms(distinct_terms(fields), 1)
             return
         assert got.row is not None
         if bad is not None:
             store.clear_unreadable(stat.path)
         if previous is not None and not self.rebuild:
             self.forget(previous.id)
-        self.df_delta.update(got.terms)
+        self.count_terms(got.terms, 1)
         store.upsert_note(got.row, previous.id if previous else None)
         # A rebuild empties the index and fills it again: every note it derives is "added".
         (self.changed if previous and not self.rebuild else self.added).append(stat.path)
         self.warnings.extend(Skipped(stat.path, p.message, p.kind) for p in got.problems)
 
     def forget(self, note_id: int) -> None:
-        self.df_delta.subtract(distinct_terms(note_fts_fields(*self.old_fields.take(note_id))))
+        self.count_terms(distinct_terms(note_fts_fields(*self.old_fields.take(note_id))), -1)
+
+    def count_terms(self, terms: Iterable[str], sign: int) -> None:
+        """A note's distinct terms counted in (1) or out (-1) of the document frequencies;
+        handed to the store when many are held. All of it lands in the sync's transaction,
+        so the sums are the same whenever they are applied, and never negative on the way:
+        a note's old terms are counted out only while they are still counted in."""
+        if sign > 0:
+            self.df_delta.update(terms)
+        else:
+            self.df_delta.subtract(terms)
+        if len(self.df_delta) >= DF_HELD_TERMS:
+            self.apply_df()
+
+    def apply_df(self) -> None:
+        self.store.apply_df(self.df_delta)
+        self.df_delta.clear()
 
     def report(self, started: float) -> SyncReport:
         return SyncReport(
@@ -349,7 +378,6 @@ def sync(
     rebuild = rebuild or upgraded
     run = _Sync(store, root, rebuild, max_file_bytes)
     files = list(scan_vault(root, run.skipped, gitignore=gitignore))
-    seen = {f.path for f in files}
 
     # A read-only look first: when nothing needs reading and nothing vanished, take no lock.
     stored = store.stored_stats()
@@ -358,8 +386,7 @@ def sync(
         not rebuild
         and not (views is not None and views.stale(store))
         and not any(run.pending(f, stored.get(f.path), bad.get(f.path)) for f in files)
-        and all(path in seen for path in stored)
-        and all(path in seen for path in bad)
+        and not vanished(files, [*stored, *bad])
     ):
         run.unchanged = sum(1 for f in files if f.path in stored and f.path not in bad)
         run.skipped += [unreadable(p, b.reason, kept=p in stored) for p, b in bad.items()]
@@ -368,6 +395,7 @@ def sync(
     with store.transaction():
         stored = store.stored_stats()  # re-read under the write lock
         bad = store.unreadable()
+        gone_paths = vanished(files, [*stored, *bad])
         if rebuild:
             store.clear_search_index()
             store.set_meta("tokenizer_version", TOKENIZER_VERSION)  # tokens re-derived now
@@ -381,12 +409,12 @@ def sync(
                 )
             elif stat.path in stored:
                 run.unchanged += 1
-        tasks = [(stat.path, run.known_hash(stored.get(stat.path))) for stat in candidates]
+        tasks = ((stat.path, run.known_hash(stored.get(stat.path))) for stat in candidates)
         if not rebuild:
-            gone = [stored[path].id for path in sorted(stored) if path not in seen]
-            run.expect([stored[t].id for t, _hash in tasks if t in stored] + gone)
+            gone = [stored[path].id for path in sorted(stored) if path in gone_paths]
+            run.expect([stored[s.path].id for s in candidates if s.path in stored] + gone)
         work = partial(prepare, root=root, max_file_bytes=max_file_bytes)
-        jobs_now = jobs_for(asked_jobs, len(tasks))
+        jobs_now = jobs_for(asked_jobs, len(candidates))
         derived = ordered_map(work, tasks, jobs_now, name_of=itemgetter(0))
         try:
             for done, stat in enumerate(candidates, 1):
@@ -398,13 +426,13 @@ def sync(
         finally:
             derived.close()  # the workers stop now, not when the generator is collected
         for path, previous in sorted(stored.items()):
-            if path not in seen:
+            if path in gone_paths:
                 if not rebuild:
                     run.forget(previous.id)
                 store.delete_note(previous.id)
                 run.deleted.append(path)
         for path in bad:
-            if path not in seen:
+            if path in gone_paths:
                 store.clear_unreadable(path)
         changed = bool(run.added or run.changed or run.deleted or rebuild)
         deleted_ids = [stored[path].id for path in run.deleted]
@@ -413,7 +441,7 @@ def sync(
             full = views.derive(store, run.added + run.changed, deleted_ids, full=rebuild)
         if changed or full:  # after memory: a note's entity names are pinyin names too
             derive_pinyin(store, run.added + run.changed, deleted_ids, full=full)
-        store.apply_df(run.df_delta)
+        run.apply_df()
         if changed:
             store.set_meta("last_sync", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     report = run.report(started)

@@ -86,11 +86,15 @@ class PgNotes(NotesSql, PgBase):
         )
 
     def apply_df(self, delta: dict[str, int]) -> None:
-        """Set-wise: the changes go in by COPY and change `term_df` in two statements."""
+        """Set-wise: the changes go in by COPY and change `term_df` in two statements. No
+        batched write touches `term_df`, so the held batch and the deferred postings are
+        not sent first (a sync applies its changes many times while it loads)."""
         changes = [(term, n) for term, n in delta.items() if n]
         if not changes:
             return
-        with self._connected(), self.staging().cursor() as cur:
+        self._sender.wait()
+        self._stage()
+        with self._connected(), self.conn.cursor() as cur:
             with cur.copy(f"COPY {DF_STAGE} FROM STDIN") as copy:
                 for row in changes:
                     copy.write_row(row)
