@@ -14,9 +14,11 @@ from conftest import build_vault
 from pg_support import expected_postings, postings_rows, schema_rows
 
 import lore
-from lore.store import pg_batch, pg_packs, pg_postings
+from lore.index import sync as sync_module
+from lore.store import pg_base, pg_batch, pg_packs, pg_postings
 from lore.store.pg_base import PgBase
-from lore.store.pg_schema import NOTES, PARTS
+from lore.store.pg_packs import Postings
+from lore.store.pg_schema import NOTES, PARTS, Lexicon
 from lore.store.postgres import PostgresStore
 
 QUERIES = ("客户去重规则", "step7", "budget 记录", "规则 第三节", "missing-word")
@@ -65,7 +67,10 @@ def test_a_large_sync_packs_its_postings_and_holds_every_one_the_direct_path_doe
 ) -> None:
     """A sync of many batches puts its postings in once, at the end, packed in blocks
     (lore.store.pg_packs): every posting (term ids included) what writing them batch by
-    batch as rows gives, every other row the same, in a fraction of the space."""
+    batch as rows gives, every other row the same, in a fraction of the space. A sync
+    loading more than MAX_LOAD_CHARACTERS puts them in each time it has loaded that much
+    (the server's disk holds a bounded load): the same postings and term ids again, and,
+    each term's partly filled blocks merged at the end, as many blocks as one load."""
     monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 9)  # dozens of batches
     monkeypatch.setattr(pg_packs, "PACK_SIZE", 16)  # a common term fills several blocks
     root = tmp_path / "vault"
@@ -79,10 +84,13 @@ def test_a_large_sync_packs_its_postings_and_holds_every_one_the_direct_path_doe
 
     monkeypatch.setattr("lore.store.pg_base.flush_loaded", counted)
     sizes, postings = {}, {}
-    for namespace in ("direct", "deferred"):
+    for namespace in ("direct", "deferred", "bounded"):
         with monkeypatch.context() as patch:
             if namespace == "direct":  # each batch's postings written as it is sent
                 patch.setattr(PgBase, "_send_deferred", PgBase._send)
+            if namespace == "bounded":  # a few batches' documents at a time
+                patch.setattr(pg_base, "MAX_LOAD_CHARACTERS", 3000)
+            flushes.clear()
             url = f"{pg_url}{'&' if '?' in pg_url else '?'}vault={namespace}"
             with lore.open(root, db=url) as vault:
                 vault.sync()
@@ -96,18 +104,35 @@ def test_a_large_sync_packs_its_postings_and_holds_every_one_the_direct_path_doe
                     )[0][0]
                 )
                 postings[namespace] = [postings_rows(store.query, lx) for lx in (NOTES, PARTS)]
-        assert flushes == ([] if namespace == "direct" else [2])  # notes' and parts', once
-    assert postings["direct"] == postings["deferred"] and all(postings["direct"])
+                for lx in (NOTES, PARTS):
+                    assert_blocks_in_order(store.query, lx)
+        if namespace == "bounded":  # several loads of both, and the rest at the end
+            assert len(flushes) > 5 and set(flushes) <= {1, 2}, flushes
+        else:
+            assert flushes == ([] if namespace == "direct" else [2])  # notes' and parts', once
+    assert postings["direct"] == postings["deferred"] == postings["bounded"]
+    assert all(postings["direct"])
     blocks = {"lex_postings", "lex_packs", "part_postings", "part_packs"}
-    direct, deferred = (schema_rows(pg_url, n) for n in ("direct", "deferred"))
+    direct, deferred, bounded = (schema_rows(pg_url, n) for n in ("direct", "deferred", "bounded"))
     assert direct["lex_postings"] and not direct["lex_packs"]
-    assert deferred["lex_packs"] and not deferred["lex_postings"]
-    for rows in (direct, deferred):  # but the time of the sync
+    for rows in (deferred, bounded):
+        assert rows["lex_packs"] and not rows["lex_postings"]
+    for table in ("lex_packs", "part_packs"):
+        assert len(bounded[table]) == len(deferred[table]), table
+    for rows in (direct, deferred, bounded):  # but the time of the sync
         rows["meta"] = [r for r in rows["meta"] if not r.startswith("('last_sync'")]
         for table in blocks:
             del rows[table]
-    assert direct == deferred
+    assert direct == deferred == bounded
     assert sizes["deferred"] < sizes["direct"] / 2, sizes
+
+
+def assert_blocks_in_order(query: Any, lx: Lexicon) -> None:
+    """Each of the lexicon's blocks holds its records in document order, from its first
+    document to its last, as many as it says."""
+    for first, last, n, data in query(f"SELECT first_doc, last_doc, n, data FROM {lx.packs}"):
+        docs = list(Postings.decode(bytes(data), lx.width).docs)
+        assert docs == sorted(set(docs)) and len(docs) == n and (first, last) == (docs[0], docs[-1])
 
 
 def test_a_large_sync_writes_each_term_row_once(
@@ -303,6 +328,43 @@ def test_repeated_tags_and_links_are_kept_as_first_written(tmp_path: Path) -> No
             "gamma": [(record.id, "gamma")],
             "none": [],
         }
+
+
+@pytest.mark.usefixtures("on_backend")
+def test_document_frequencies_handed_over_in_parts_end_where_one_handover_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync hands its document-frequency changes to the store whenever it holds
+    DF_HELD_TERMS terms, not all at its end (a first index of a million notes meets
+    millions): indexed, edited and pruned that way, a vault holds the counts one handover
+    gives, and they match its full-text index."""
+
+    def history(root: Path) -> tuple[list[tuple[Any, ...]], int]:
+        write_notes(root, 40, "first")
+        handovers = 0
+        with lore.open(root) as vault:
+            real = vault.store.apply_df
+
+            def counted(delta: dict[str, int]) -> None:
+                nonlocal handovers
+                handovers += 1
+                real(delta)
+
+            monkeypatch.setattr(vault.store, "apply_df", counted)
+            vault.sync()
+            write_notes(root, 25, "second")  # changed notes: old terms out, new ones in
+            for gone in sorted(root.rglob("note03*.md")):
+                gone.unlink()
+            vault.sync()
+            assert vault.store.df_drift() == 0
+            rows = vault.store.query("SELECT term, df FROM term_df ORDER BY term")
+        return [tuple(r) for r in rows], handovers
+
+    whole, once = history(tmp_path / "whole")
+    monkeypatch.setattr(sync_module, "DF_HELD_TERMS", 3)
+    parts, many = history(tmp_path / "parts")
+    assert once == 2 and many > 40  # one per sync; many per sync
+    assert parts == whole and len(whole) > 100
 
 
 def test_an_up_to_date_vault_opens_while_another_process_syncs_it(

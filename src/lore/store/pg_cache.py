@@ -16,8 +16,9 @@ from collections.abc import Hashable
 from typing import Any
 
 MAX_ENTRIES = 20_000  # past this, the cache starts again (a long-running server's bound)
-# Postings kept (lore.store.pg_lexical): ~28 bytes each, so about 60 MB; a term holding
-# more than a quarter of this is read each time it is wanted, never kept.
+# Postings kept (lore.store.pg_lexical), decoded: 48 bytes a note's (its id, length and
+# four counts as 8-byte numbers), 24 a part's, so up to about 100 MB; a term holding more
+# than a quarter of this is read each time it is wanted, never kept.
 MAX_SIZE = 2_000_000
 
 

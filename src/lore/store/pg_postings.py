@@ -14,13 +14,14 @@ A note's parts are written the same way to the PARTS tables (a part is a documen
 
 A large sync (a first index, a rebuild) defers its postings: each batch appends its postings,
 terms as text, to a temporary load table by COPY and nothing else, and the terms, their
-document frequencies and the postings go in once, before anything reads them
-(`flush_loaded`), in one pass sorting them by term. Written batch by batch, each batch's postings
-landed all over the primary key (a term's new documents after its old ones, for every
-term): every batch rewrote most of its pages and split them half full, and each term row
-was rewritten once per batch. Resolving each batch's terms to ids as it came (a join with
-every term so far, and the postings written twice) took the server as long as the rest of
-the first index's full-text writes together (10k notes: 24 s of 58).
+document frequencies and the postings go in together, before anything reads them or once
+MAX_LOAD_CHARACTERS are loaded (`flush_loaded`), in one pass sorting them by term. Written
+batch by batch, each batch's postings landed all over the primary key (a term's new
+documents after its old ones, for every term): every batch rewrote most of its pages and
+split them half full, and each term row was rewritten once per batch. Resolving each
+batch's terms to ids as it came (a join with every term so far, and the postings written
+twice) took the server as long as the rest of the first index's full-text writes together
+(10k notes: 24 s of 58).
 """
 
 from __future__ import annotations
@@ -29,13 +30,21 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .pg_packs import hits_table, packed_records, split_packs, unpack_documents
+from .pg_packs import hits_table, loaded_terms, packed_records, split_packs, unpack_documents
 from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
     import psycopg
 
     Connection = psycopg.Connection[Any]
+
+# Characters of documents (token streams) a large sync loads before it puts them in. The
+# load tables take the server's disk in proportion, about 19 bytes a character (bench.scale's
+# 20k notes: 94M characters, 1.7 GB), and the sort packing them as much again. Loaded whole,
+# a first index of a million notes would need ~87 GB and the sort's; it failed at 676k
+# notes on a disk with 62 GB free. At this size a load is ~4 GB (~40k such notes). Each
+# load adds a block to the terms it holds, so a much smaller one would scatter postings.
+MAX_LOAD_CHARACTERS = 200_000_000
 
 
 # -- the token stream → postings ------------------------------------------------------------
@@ -116,6 +125,7 @@ def stage_tables() -> str:
             f'CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term text COLLATE "C", batch integer,'
             f" doc bigint, len integer, {tf})",
             hits_table(lx),
+            f"CREATE TEMP TABLE IF NOT EXISTS {loaded_terms(lx)} (term_id integer)",
         ]
     out += [
         f"CREATE TEMP TABLE IF NOT EXISTS {EMPTIED} (id integer)",
@@ -240,7 +250,10 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
             " WHERE t.term = a.term RETURNING t.id, t.term),"
             f" new AS (INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
             f" FROM agg a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
-            " ORDER BY a.batch, a.term RETURNING id, term)"
+            " ORDER BY a.batch, a.term RETURNING id, term),"
+            # Noted for merge_partial_blocks (a later load adds blocks to the same terms).
+            f" noted AS (INSERT INTO {loaded_terms(lx)} SELECT id FROM old UNION ALL"
+            " SELECT id FROM new)"
             f" {split_packs(lx, packed)}; TRUNCATE {_load(lx)}"
         )
     return "; ".join(out)
