@@ -22,7 +22,6 @@ mixins over this class; lore.store.postgres puts them together.
 from __future__ import annotations
 
 import importlib.util
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,6 @@ from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
 from .pg_batch import Batch, Sender
 from .pg_cache import ReadCache
 from .pg_names import lock_key, psycopg_sql
-from .pg_packs import loaded_terms, merge_partial_blocks
 from .pg_postings import MAX_LOAD_CHARACTERS, flush_loaded, stage_tables
 from .pg_schema import NOTES
 from .sql_base import SqlBase
@@ -100,7 +98,6 @@ class PgBase(SqlBase):
         self._loaded: set[Lexicon] = set()  # the full-text indexes with postings deferred
         self._loads = 0  # batches deferred so far (numbered for the load tables)
         self._load_characters = 0  # characters of the documents waiting in the load tables
-        self._flushed: Counter[Lexicon] = Counter()  # loads put in, this transaction
         self.read_cache = ReadCache()
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
@@ -190,7 +187,6 @@ class PgBase(SqlBase):
             try:
                 yield
                 self._send_batch()  # everything written is in before the commit
-                self._merge_partial_blocks()
                 self._advance_sequences()
                 self._refresh_statistics()
             except BaseException:
@@ -204,7 +200,6 @@ class PgBase(SqlBase):
                 self._sender.settle()
                 self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
                 self._notes_written = 0
-                self._flushed.clear()
             self.execute("UPDATE generation SET n = n + 1")
 
     def lexical(self) -> psycopg.Connection[Any]:
@@ -277,24 +272,8 @@ class PgBase(SqlBase):
         """The deferred postings go in (their load tables emptied)."""
         if self._loaded:
             self.conn.execute(flush_loaded(sorted(self._loaded, key=lambda lx: lx.postings)))
-            self._flushed.update(self._loaded)
             self._loaded.clear()
         self._load_characters = 0
-
-    def _merge_partial_blocks(self) -> None:
-        """After a sync that put its postings in load by load: each term's partly filled
-        blocks merged, so the index is the one a single load gives (lore.store.pg_packs).
-        After one load there is nothing to merge: the terms it noted are forgotten."""
-        loaded = sorted(self._flushed, key=lambda lx: lx.packs)
-        if loaded:
-            statements = [
-                merge_partial_blocks(lx)
-                if self._flushed[lx] > 1
-                else f"TRUNCATE {loaded_terms(lx)}"
-                for lx in loaded
-            ]
-            with self._connected():
-                self.conn.execute("; ".join(statements))
 
     def _send_deferred(self, batch: Batch) -> None:
         self._send(batch, defer=True)

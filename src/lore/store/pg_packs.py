@@ -148,34 +148,6 @@ def split_packs(lx: Lexicon, source: str) -> str:
     )
 
 
-def loaded_terms(lx: Lexicon) -> str:
-    """The session's temporary table of the terms a large sync's loads put postings in
-    (lore.store.pg_postings.flush_loaded), for `merge_partial_blocks`."""
-    return f"lore_stage_loaded_{lx.terms}"
-
-
-def merge_partial_blocks(lx: Lexicon) -> str:
-    """The statement merging the partly filled blocks (fewer than PACK_SIZE records) of
-    each term a sync's loads put postings in, where it has several, then forgetting those
-    terms. A large sync putting its postings in load by load leaves a term one such block
-    per load at most; merged, their records sorted by document (a record's first bytes are
-    its document, big-endian), the term has the blocks one load would have given it. Full
-    blocks are left as they are."""
-    w = record_width(lx)
-    return (
-        f"WITH torn AS (SELECT k.term_id FROM {lx.packs} k"
-        f" WHERE k.term_id IN (SELECT term_id FROM {loaded_terms(lx)}) AND k.n < {PACK_SIZE}"
-        " GROUP BY k.term_id HAVING count(*) > 1),"
-        f" gone AS (DELETE FROM {lx.packs} k USING torn t WHERE k.term_id = t.term_id"
-        f" AND k.n < {PACK_SIZE} RETURNING k.term_id, k.n, k.data),"
-        f" records AS (SELECT g.term_id, substring(g.data from i * {w} + 1 for {w}) AS rec"
-        " FROM gone g CROSS JOIN LATERAL generate_series(0, g.n - 1) i),"
-        " merged AS (SELECT term_id, count(*)::integer AS n,"
-        " string_agg(rec, ''::bytea ORDER BY rec) AS data FROM records GROUP BY term_id)"
-        f" {split_packs(lx, 'merged')}; TRUNCATE {loaded_terms(lx)}"
-    )
-
-
 def _hits(lx: Lexicon) -> str:
     """The session's temporary table of blocks a deletion changes: each block's key, the
     number of dead documents its range holds, their ids as packed, and where the first

@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .pg_packs import hits_table, loaded_terms, packed_records, split_packs, unpack_documents
+from .pg_packs import hits_table, packed_records, split_packs, unpack_documents
 from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
@@ -40,10 +40,12 @@ if TYPE_CHECKING:
 
 # Characters of documents (token streams) a large sync loads before it puts them in. The
 # load tables take the server's disk in proportion, about 19 bytes a character (bench.scale's
-# 20k notes: 94M characters, 1.7 GB), and the sort packing them as much again. Loaded whole,
-# a first index of a million notes would need ~87 GB and the sort's; it failed at 676k
-# notes on a disk with 62 GB free. At this size a load is ~4 GB (~40k such notes). Each
-# load adds a block to the terms it holds, so a much smaller one would scatter postings.
+# 20k notes: 94M characters, 1.7 GB), and the sort packing them nearly as much again.
+# Loaded whole, a first index of a million notes would need ~87 GB and the sort's; it
+# failed at 676k notes on a disk with 62 GB free. At this size a load is ~4 GB (~40k such
+# notes). Each load leaves a term it holds one partly filled block at most, so a much
+# smaller load would scatter postings (bench.scale's 100k notes in 3 loads: an index 11%
+# larger than in one).
 MAX_LOAD_CHARACTERS = 200_000_000
 
 
@@ -125,7 +127,6 @@ def stage_tables() -> str:
             f'CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term text COLLATE "C", batch integer,'
             f" doc bigint, len integer, {tf})",
             hits_table(lx),
-            f"CREATE TEMP TABLE IF NOT EXISTS {loaded_terms(lx)} (term_id integer)",
         ]
     out += [
         f"CREATE TEMP TABLE IF NOT EXISTS {EMPTIED} (id integer)",
@@ -250,10 +251,7 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
             " WHERE t.term = a.term RETURNING t.id, t.term),"
             f" new AS (INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
             f" FROM agg a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
-            " ORDER BY a.batch, a.term RETURNING id, term),"
-            # Noted for merge_partial_blocks (a later load adds blocks to the same terms).
-            f" noted AS (INSERT INTO {loaded_terms(lx)} SELECT id FROM old UNION ALL"
-            " SELECT id FROM new)"
+            " ORDER BY a.batch, a.term RETURNING id, term)"
             f" {split_packs(lx, packed)}; TRUNCATE {_load(lx)}"
         )
     return "; ".join(out)
