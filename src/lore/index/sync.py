@@ -396,6 +396,7 @@ def sync(
         stored = store.stored_stats()  # re-read under the write lock
         bad = store.unreadable()
         gone_paths = vanished(files, [*stored, *bad])
+        gone_notes = sorted(path for path in gone_paths if path in stored)  # not every note's
         if rebuild:
             store.clear_search_index()
             store.set_meta("tokenizer_version", TOKENIZER_VERSION)  # tokens re-derived now
@@ -411,7 +412,7 @@ def sync(
                 run.unchanged += 1
         tasks = ((stat.path, run.known_hash(stored.get(stat.path))) for stat in candidates)
         if not rebuild:
-            gone = [stored[path].id for path in sorted(stored) if path in gone_paths]
+            gone = [stored[path].id for path in gone_notes]
             run.expect([stored[s.path].id for s in candidates if s.path in stored] + gone)
         work = partial(prepare, root=root, max_file_bytes=max_file_bytes)
         jobs_now = jobs_for(asked_jobs, len(candidates))
@@ -425,12 +426,12 @@ def sync(
                 run.take(stat, stored.get(stat.path), bad.get(stat.path), next(derived))
         finally:
             derived.close()  # the workers stop now, not when the generator is collected
-        for path, previous in sorted(stored.items()):
-            if path in gone_paths:
-                if not rebuild:
-                    run.forget(previous.id)
-                store.delete_note(previous.id)
-                run.deleted.append(path)
+        for path in gone_notes:
+            previous = stored[path]
+            if not rebuild:
+                run.forget(previous.id)
+            store.delete_note(previous.id)
+            run.deleted.append(path)
         for path in bad:
             if path in gone_paths:
                 store.clear_unreadable(path)
