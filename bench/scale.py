@@ -359,6 +359,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--fresh", action="store_true", help="regenerate vaults even if cached")
     p.add_argument("--generate-only", action="store_true", help="build vaults, measure nothing")
     p.add_argument("--no-write", action="store_true", help="print only, keep results/ as is")
+    p.add_argument(
+        "--name",
+        help="results file stem (default: scale, or scale_<backends> with several backends), "
+        "so a long run at one size does not replace the results of the usual sizes",
+    )
     args = p.parse_args(argv)
 
     info = run_info("bench.scale")
@@ -417,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(markdown)
     if not args.no_write:
         data = {**info, "notes": notes, "seed": args.seed, "runs": runs, "lore_help": help_}
-        stem = "scale" if backends == ["sqlite"] else "scale_" + "+".join(backends)
+        stem = args.name or ("scale" if backends == ["sqlite"] else "scale_" + "+".join(backends))
         md_path, json_path = write_outputs(stem, markdown, data)
         print(f"wrote {md_path} and {json_path}", file=sys.stderr)
     return 0 if all("error" not in r for r in runs) else 1
