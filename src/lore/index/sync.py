@@ -29,11 +29,12 @@ from ..derive.sections import body_terms, note_sections, section_streams, split_
 from ..derive.summary import base_summary
 from ..ingest.parse import Problem, parse_note
 from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
-from ..ingest.scan import FileStat, clamp_stat, scan_vault
+from ..ingest.scan import FileStat, ScannedFiles, clamp_stat, scan_vault
 from ..model.sync import Skipped, SyncReport
 from ..store.base import Store
 from ..store.note_rows import NoteRow, StoredStat, Unreadable
 from ..store.sqlite import TOKENIZER_VERSION
+from .compare import compare
 from .parallel import jobs_for, ordered_map, requested_jobs
 from .pinyin import derive_pinyin
 
@@ -213,20 +214,6 @@ def unreadable(path: str, reason: str, *, kept: bool) -> Skipped:
     return Skipped(path, reason + ("; the indexed version is kept" if kept else ""), "unreadable")
 
 
-def _stat_changed(stat: FileStat, stored: StoredStat | None) -> bool:
-    return stored is None or (stored.mtime_ns, stored.size) != (stat.mtime_ns, stat.size)
-
-
-def vanished(files: Sequence[FileStat], known: Sequence[str]) -> set[str]:
-    """The `known` paths (indexed, or known unreadable) no file of the scan has. Held as
-    the set of those paths, not of every file: a first index of a million notes knows none."""
-    missing = set(known)
-    if missing:
-        for stat in files:
-            missing.discard(stat.path)
-    return missing
-
-
 def _size_text(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
@@ -273,15 +260,6 @@ class _Sync:
         their old fields are read a chunk at a time (lore.store's batched writes are not
         held up by a read per note)."""
         self.old_fields = OldFields(self.store, note_ids)
-
-    def pending(self, stat: FileStat, stored: StoredStat | None, bad: Unreadable | None) -> bool:
-        """Does this file need reading? Not when its stat matches the index, nor when it
-        matches a file already known to be unreadable."""
-        if self.rebuild:
-            return True
-        if bad is not None and (bad.mtime_ns, bad.size) == (stat.mtime_ns, stat.size):
-            return False
-        return _stat_changed(stat, stored)
 
     def known_hash(self, previous: StoredStat | None) -> str | None:
         """The hash a file's content is compared with: none on a rebuild (derive it all)."""
@@ -377,42 +355,32 @@ def sync(
     upgraded = derived_by != TOKENIZER_VERSION and store.has_notes()
     rebuild = rebuild or upgraded
     run = _Sync(store, root, rebuild, max_file_bytes)
-    files = list(scan_vault(root, run.skipped, gitignore=gitignore))
+    files = ScannedFiles(scan_vault(root, run.skipped, gitignore=gitignore))
 
     # A read-only look first: when nothing needs reading and nothing vanished, take no lock.
-    stored = store.stored_stats()
-    bad = store.unreadable()
-    if (
-        not rebuild
-        and not (views is not None and views.stale(store))
-        and not any(run.pending(f, stored.get(f.path), bad.get(f.path)) for f in files)
-        and not vanished(files, [*stored, *bad])
-    ):
-        run.unchanged = sum(1 for f in files if f.path in stored and f.path not in bad)
-        run.skipped += [unreadable(p, b.reason, kept=p in stored) for p, b in bad.items()]
-        return run.report(started)
+    if not rebuild and not (views is not None and views.stale(store)):
+        bad = store.unreadable()
+        found = compare(files, store.note_stamps(), bad)
+        if found.nothing_to_do:
+            run.unchanged = found.unchanged
+            run.skipped += [unreadable(p, bad[p].reason, kept=k) for p, k in found.unreadable]
+            return run.report(started)
 
     with store.transaction():
-        stored = store.stored_stats()  # re-read under the write lock
-        bad = store.unreadable()
-        gone_paths = vanished(files, [*stored, *bad])
-        gone_notes = sorted(path for path in gone_paths if path in stored)  # not every note's
+        bad = store.unreadable()  # read again under the write lock
+        found = compare(files, store.note_stamps(), bad, rebuild=rebuild)
+        del files  # a million scanned files: what is left to do is in `found`
+        # The notes this sync re-derives or deletes, read whole; the others only compared.
+        stored = store.stored_stats_of(sorted(found.indexed) + found.gone)
         if rebuild:
             store.clear_search_index()
             store.set_meta("tokenizer_version", TOKENIZER_VERSION)  # tokens re-derived now
-        candidates = []
-        for stat in files:
-            if run.pending(stat, stored.get(stat.path), bad.get(stat.path)):
-                candidates.append(stat)
-            elif stat.path in bad:
-                run.skipped.append(
-                    unreadable(stat.path, bad[stat.path].reason, kept=stat.path in stored)
-                )
-            elif stat.path in stored:
-                run.unchanged += 1
+        run.skipped += [unreadable(p, bad[p].reason, kept=k) for p, k in found.unreadable]
+        run.unchanged = found.unchanged
+        candidates = found.pending
         tasks = ((stat.path, run.known_hash(stored.get(stat.path))) for stat in candidates)
         if not rebuild:
-            gone = [stored[path].id for path in gone_notes]
+            gone = [stored[path].id for path in found.gone]
             run.expect([stored[s.path].id for s in candidates if s.path in stored] + gone)
         work = partial(prepare, root=root, max_file_bytes=max_file_bytes)
         jobs_now = jobs_for(asked_jobs, len(candidates))
@@ -426,15 +394,14 @@ def sync(
                 run.take(stat, stored.get(stat.path), bad.get(stat.path), next(derived))
         finally:
             derived.close()  # the workers stop now, not when the generator is collected
-        for path in gone_notes:
+        for path in found.gone:
             previous = stored[path]
             if not rebuild:
                 run.forget(previous.id)
             store.delete_note(previous.id)
             run.deleted.append(path)
-        for path in bad:
-            if path in gone_paths:
-                store.clear_unreadable(path)
+        for path in found.unreadable_gone:
+            store.clear_unreadable(path)
         changed = bool(run.added or run.changed or run.deleted or rebuild)
         deleted_ids = [stored[path].id for path in run.deleted]
         full = rebuild

@@ -6,7 +6,7 @@ full text and its parts are indexed (sqlite_notes: FTS5; pg_notes: postings)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .sql_base import SqlBase
@@ -18,6 +18,9 @@ NOTE_COLUMNS = (
     "path", "title", "title_source", "date", "date_source", "mtime_ns", "size", "hash",
     "frontmatter", "headings", "summary", "body", "body_line", "priority", "status", "truncated",
 )  # fmt: skip
+
+
+STAMP_PAGE = 50_000  # notes' stamps read per statement (a few MB of rows)
 
 
 def like_escape(text: str) -> str:
@@ -65,6 +68,39 @@ class NotesSql(SqlBase):
                 "SELECT id, path, mtime_ns, size, hash, date_source FROM notes"
             )
         }
+
+    def note_stamps(self) -> Iterator[tuple[str, int, int]]:
+        """(path, mtime_ns, size) of every note, in the database's order of paths, a page
+        at a time: what a sync compares its scan with (lore.index.compare), without a row
+        object per note."""
+        after: list[str] = []
+        while True:
+            rows = self.query(
+                "SELECT path, mtime_ns, size FROM notes"
+                + (" WHERE path > ?" if after else "")
+                + " ORDER BY path LIMIT ?",
+                [*after, STAMP_PAGE],
+            )
+            yield from ((str(p), int(m), int(s)) for p, m, s in rows)
+            if len(rows) < STAMP_PAGE:
+                return
+            after = [rows[-1][0]]
+
+    def stored_stats_of(self, paths: Sequence[str]) -> dict[str, StoredStat]:
+        """stored_stats of the notes at these paths (those a sync re-derives or deletes)."""
+        from .note_rows import StoredStat
+
+        out: dict[str, StoredStat] = {}
+        for part in self.chunks(paths):
+            where, params = self.in_list("path", part)
+            for nid, path, mtime, size, digest, date_source in self.query(
+                "SELECT id, path, mtime_ns, size, hash, date_source FROM notes WHERE " + where,
+                params,
+            ):
+                out[str(path)] = StoredStat(
+                    int(nid), int(mtime), int(size), str(digest), date_source
+                )
+        return out
 
     def unreadable(self) -> dict[str, Unreadable]:
         from .note_rows import Unreadable

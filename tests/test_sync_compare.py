@@ -1,0 +1,134 @@
+"""The sync's comparison of its scan with the index (lore.index.compare): it decides what
+the former comparison decided (every note's stored stats held in a dict), from the notes'
+stamps read a page at a time, and reads whole only the notes it re-derives or deletes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import build_vault
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lore
+from lore.index.compare import Comparison, compare
+from lore.ingest.scan import FileStat, ScannedFiles
+from lore.store import notes as store_notes
+from lore.store.note_rows import Unreadable
+
+PATHS = ["a.md", "b.md", "b/c.md", "b-c.md", "d.md", "e.md"]
+STATS = [(1, 10), (2, 10), (1, 20)]
+
+
+def former(
+    files: ScannedFiles,
+    stored: dict[str, tuple[int, int]],
+    bad: dict[str, Unreadable],
+    rebuild: bool,
+) -> Comparison:
+    """The comparison as lore.index.sync made it before the stamps: a dict of every stored
+    note, a file pending unless its stat matches its note's or its unreadable record's."""
+    out = Comparison()
+    for f in files:
+        known = bad.get(f.path)
+        as_found = known is not None and (known.mtime_ns, known.size) == (f.mtime_ns, f.size)
+        changed = f.path not in stored or stored[f.path] != (f.mtime_ns, f.size)
+        if rebuild or (not as_found and changed):
+            out.pending.append(f)
+            if f.path in stored:
+                out.indexed.add(f.path)
+        elif f.path in bad:
+            out.unreadable.append((f.path, f.path in stored))
+        elif f.path in stored:
+            out.unchanged += 1
+    scanned = {f.path for f in files}
+    out.gone = sorted(p for p in stored if p not in scanned)
+    out.unreadable_gone = sorted(p for p in bad if p not in scanned)
+    return out
+
+
+stat_of = st.sampled_from(STATS)
+INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+@given(st.lists(st.builds(FileStat, st.text(), INT64, INT64)))
+def test_scanned_files_give_back_what_a_list_of_them_holds(stats: list[FileStat]) -> None:
+    held = ScannedFiles(stats)
+    assert len(held) == len(stats) and list(held) == stats
+    assert [held[i] for i in range(-len(stats), len(stats))] == stats + stats
+    assert list(held[1::2]) == stats[1::2]
+    assert held == ScannedFiles(stats) and (held == ScannedFiles(stats[1:])) == (stats == stats[1:])
+    with pytest.raises(IndexError):
+        held[len(stats)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    files=st.dictionaries(st.sampled_from(PATHS), stat_of),
+    stored=st.dictionaries(st.sampled_from(PATHS), stat_of),
+    bad=st.dictionaries(st.sampled_from(PATHS), stat_of),
+    rebuild=st.booleans(),
+    order=st.randoms(use_true_random=False),
+)
+def test_the_comparison_decides_what_the_dict_of_every_note_decided(
+    files: dict[str, tuple[int, int]],
+    stored: dict[str, tuple[int, int]],
+    bad: dict[str, tuple[int, int]],
+    rebuild: bool,
+    order: Any,
+) -> None:
+    scan = ScannedFiles(FileStat(p, m, s) for p, (m, s) in sorted(files.items()))
+    unreadable = {p: Unreadable(m, s, "not UTF-8") for p, (m, s) in bad.items()}
+    stamps = [(p, m, s) for p, (m, s) in stored.items()]
+    order.shuffle(stamps)  # a database's order of paths need not be Python's
+    got = compare(scan, stamps, unreadable, rebuild=rebuild)
+    assert got == former(scan, stored, unreadable, rebuild)
+    assert got.nothing_to_do == (not got.pending and not got.gone and not got.unreadable_gone)
+
+
+def _touch(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**10))
+
+
+def test_a_sync_reads_whole_only_the_notes_it_changes_with_stamps_paged(
+    tmp_path: Path, on_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_notes, "STAMP_PAGE", 3)  # 14 notes: five pages
+    files = {f"n{i:02d}.md": f"# Note {i}\n\nplain words {i}\n" for i in range(12)}
+    files |= {"deep/z.md": "# Deep\n", "deep-a.md": "# Dash\n"}
+    vault = build_vault(tmp_path / "v", files)
+    with lore.open(vault) as opened:
+        assert len(opened.sync().added) == 14
+        stamps = list(opened.store.note_stamps())
+        assert sorted(p for p, _m, _s in stamps) == sorted(files)
+        assert len({p for p, _m, _s in stamps}) == 14  # no page repeats or skips a note
+
+        asked: list[list[str]] = []
+        whole = opened.store.stored_stats_of
+        monkeypatch.setattr(
+            opened.store, "stored_stats_of", lambda paths: asked.append(list(paths)) or whole(paths)
+        )
+        monkeypatch.setattr(opened.store, "stored_stats", lambda: pytest.fail("every note read"))
+        nothing = opened.sync()
+        assert (nothing.added, nothing.changed, nothing.deleted, asked) == ([], [], [], [])
+        assert nothing.unchanged == 14
+
+        _touch(vault / "n03.md", "# Note 3\n\nedited again\n")
+        _touch(vault / "deep/z.md", "# Deep\n\nedited too\n")
+        (vault / "n07.md").unlink()
+        (vault / "n11.md").unlink()
+        (vault / "new.md").write_text("# New\n", encoding="utf-8")
+        report = opened.sync()
+        assert report.changed == ["deep/z.md", "n03.md"]
+        assert report.deleted == ["n07.md", "n11.md"]
+        assert report.added == ["new.md"]
+        assert report.unchanged == 10
+        assert asked == [["deep/z.md", "n03.md", "n07.md", "n11.md"]]
+        assert sorted(h.path for h in opened.search("edited", limit=5)) == ["deep/z.md", "n03.md"]
+        found = {h.path for h in opened.search("plain words", limit=20)}
+        assert found == {f"n{i:02d}.md" for i in range(12)} - {"n03.md", "n07.md", "n11.md"}
