@@ -160,10 +160,11 @@ def judge(
 
 def lore_env(home: Path, **extra: str) -> dict[str, str]:
     """A lore subprocess's environment: no LORE_* from the caller, this checkout's lore,
-    the user's config folder at `home`."""
+    the user's config folder at `home`, and TODAY as its date (the plants are dated
+    TODAY: a run crossing midnight would otherwise write tomorrow's note past them)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LORE_")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
-    env.update(LORE_HOME=str(home), **extra)
+    env.update(LORE_HOME=str(home), LORE_TODAY=TODAY, **extra)
     return env
 
 
