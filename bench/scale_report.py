@@ -13,7 +13,10 @@ SIZE_TARGETS = (
     (100_000, "noop_sync_s", "<=", 3.0, "no-op sync at 100k ≤ 3 s"),
     (100_000, "p50_ms", "<=", 50.0, "query p50 at 100k ≤ 50 ms"),
     (100_000, "peak_rss_mb", "<=", 500.0, "peak RSS at 100k ≤ 500 MB"),
+    (1_000_000, "peak_rss_mb", "<=", 500.0, "peak RSS at 1M ≤ 500 MB"),
 )
+# issue 15: PostgreSQL's own query target at a million notes (at 100k: relative to SQLite's)
+PG_SIZE_TARGETS = ((1_000_000, "p50_ms", "<=", 50.0, "query p50 at 1M ≤ 50 ms"),)
 MIN_MB_PER_S = 1.0
 MAX_VS_FLOOR = 2.5  # issue 18: a first index within 2.5x of reading + a bare FTS5 insert
 MAX_HELP_S = 0.3
@@ -119,7 +122,7 @@ def render(
         "median over the first 20 queries (searched again, untimed) and that edit sync's. "
         "Files are in the OS page cache (just "
         "written), so sync times are warm-cache times. The backends of one size run one "
-        "after the other, SQLite first.",
+        "after the other, in the table's order.",
         "",
     ]
     return "\n".join(lines)
@@ -160,11 +163,14 @@ def _targets(runs: list[dict[str, Any]], help_: dict[str, Any]) -> list[list[str
     for backend, among in (("", sqlite_runs), ("PostgreSQL: ", pg_runs)):
         if not among:
             continue
-        for size, key, op, limit, label in SIZE_TARGETS:
-            if backend and key == "p50_ms":
-                continue  # PostgreSQL's query target is relative to SQLite's (below)
-            r = next((r for r in reversed(among) if r["notes"] == size), None)
-            value = r[key] if r else None
+        targets = [t for t in SIZE_TARGETS if not (backend and t[1] == "p50_ms")]
+        if backend:  # PostgreSQL's query target at 100k is relative to SQLite's (below)
+            targets += PG_SIZE_TARGETS
+        for size, key, op, limit, label in targets:
+            if not any(tried["notes"] == size for tried in runs):
+                continue  # a size this run did not try
+            found = next((r for r in reversed(among) if r["notes"] == size), None)
+            value = found[key] if found else None
             checks.append([backend + label, fmt(value, 3), _check(value, op, limit)])
     for pg in pg_runs:
         base = next(
