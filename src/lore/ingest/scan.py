@@ -33,8 +33,9 @@ class FileStat:
 class ScannedFiles(Sequence[FileStat]):
     """Files of a scan held compactly: their paths, and their stats in one array of 64-bit
     integers (clamp_stat keeps them in range). A list of FileStat costs about 120 bytes a
-    file more (the object and its two integers): some 120 MB for a million notes, held by a
-    sync from its scan to its end. Each file read from it is a FileStat made on the way."""
+    file more (the object and its two integers): some 120 MB for a million notes, which a
+    sync holds while it compares and the files it reads while it reads them. Each file read
+    from it is a FileStat made on the way."""
 
     __slots__ = ("paths", "_stats")
 

@@ -60,14 +60,7 @@ class NotesSql(SqlBase):
     # -- what the sync writes (call inside transaction()) -----------------------------------
 
     def stored_stats(self) -> dict[str, StoredStat]:
-        from .note_rows import StoredStat
-
-        return {
-            str(path): StoredStat(int(nid), int(mtime), int(size), str(digest), date_source)
-            for nid, path, mtime, size, digest, date_source in self.query(
-                "SELECT id, path, mtime_ns, size, hash, date_source FROM notes"
-            )
-        }
+        return self._stored_stats("")
 
     def note_stamps(self) -> Iterator[tuple[str, int, int]]:
         """(path, mtime_ns, size) of every note, in the database's order of paths, a page
@@ -88,19 +81,22 @@ class NotesSql(SqlBase):
 
     def stored_stats_of(self, paths: Sequence[str]) -> dict[str, StoredStat]:
         """stored_stats of the notes at these paths (those a sync re-derives or deletes)."""
-        from .note_rows import StoredStat
-
         out: dict[str, StoredStat] = {}
         for part in self.chunks(paths):
-            where, params = self.in_list("path", part)
-            for nid, path, mtime, size, digest, date_source in self.query(
-                "SELECT id, path, mtime_ns, size, hash, date_source FROM notes WHERE " + where,
-                params,
-            ):
-                out[str(path)] = StoredStat(
-                    int(nid), int(mtime), int(size), str(digest), date_source
-                )
+            out |= self._stored_stats(*self.in_list("path", part))
         return out
+
+    def _stored_stats(self, where: str, params: Sequence[Any] = ()) -> dict[str, StoredStat]:
+        from .note_rows import StoredStat
+
+        return {
+            str(path): StoredStat(int(nid), int(mtime), int(size), str(digest), date_source)
+            for nid, path, mtime, size, digest, date_source in self.query(
+                "SELECT id, path, mtime_ns, size, hash, date_source FROM notes"
+                + (f" WHERE {where}" if where else ""),
+                params,
+            )
+        }
 
     def unreadable(self) -> dict[str, Unreadable]:
         from .note_rows import Unreadable
