@@ -109,11 +109,11 @@ def test_a_sync_reads_whole_only_the_notes_it_changes_with_stamps_paged(
         assert len({p for p, _m, _s in stamps}) == 14  # no page repeats or skips a note
 
         asked: list[list[str]] = []
-        whole = opened.store.stored_stats_of
+        whole = opened.store.stored_notes_of
         monkeypatch.setattr(
-            opened.store, "stored_stats_of", lambda paths: asked.append(list(paths)) or whole(paths)
+            opened.store, "stored_notes_of", lambda paths: asked.append(list(paths)) or whole(paths)
         )
-        monkeypatch.setattr(opened.store, "stored_stats", lambda: pytest.fail("every note read"))
+        monkeypatch.setattr(opened.store, "stored_notes", lambda: pytest.fail("every note read"))
         nothing = opened.sync()
         assert (nothing.added, nothing.changed, nothing.deleted, asked) == ([], [], [], [])
         assert nothing.unchanged == 14
@@ -132,3 +132,32 @@ def test_a_sync_reads_whole_only_the_notes_it_changes_with_stamps_paged(
         assert sorted(h.path for h in opened.search("edited", limit=5)) == ["deep/z.md", "n03.md"]
         found = {h.path for h in opened.search("plain words", limit=20)}
         assert found == {f"n{i:02d}.md" for i in range(12)} - {"n03.md", "n07.md", "n11.md"}
+
+
+def test_doctor_compares_the_files_from_the_stamps_as_a_sync_does(
+    tmp_path: Path, on_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_notes, "STAMP_PAGE", 3)
+    files = {f"n{i}.md": f"# Note {i}\n\nwords {i}\n" for i in range(8)}
+    vault = build_vault(tmp_path / "v", files, index=True)
+    _touch(vault / "n2.md", "# Note 2\n\nedited\n")
+    _touch(vault / "n5.md", "# Note 5\n\nedited\n")
+    (vault / "n6.md").unlink()
+    (vault / "new.md").write_text("# New\n", encoding="utf-8")
+    with lore.open(vault) as opened:
+        monkeypatch.setattr(opened.store, "stored_notes", lambda: pytest.fail("every note read"))
+        report = opened.doctor()
+    messages = sorted(p.message for p in report.problems if p.check == "files")
+    assert messages == [
+        "1 note file(s) indexed but gone",
+        "1 note file(s) not indexed",
+        "2 note file(s) changed since the last sync",
+    ]
+    with lore.open(vault) as opened:
+        synced = opened.sync()
+        assert (synced.added, synced.changed, synced.deleted) == (
+            ["new.md"],
+            ["n2.md", "n5.md"],
+            ["n6.md"],
+        )
+        assert opened.doctor().ok

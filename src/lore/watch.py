@@ -304,7 +304,7 @@ class Watcher:
             # An unmounted or deleted vault would look like "every note deleted".
             return self._failed(stamp, initial, f"vault {self.vault.root} is not there; not synced")
         try:
-            before = {p: s.hash for p, s in store.stored_stats().items()}
+            before = {p: s.hash for p, s in store.stored_notes().items()}
             report = self.vault.sync()
         except LoreError as exc:  # busy index, a provider down, ...: retried later
             return self._failed(stamp, initial, str(exc))
@@ -338,7 +338,7 @@ class Watcher:
     def _renames(self, report: SyncReport, before: dict[str, str]) -> list[tuple[str, str]]:
         if not (report.added and report.deleted):
             return []
-        after = {p: s.hash for p, s in self.vault.store.stored_stats().items()}
+        after = {p: s.hash for p, s in self.vault.store.stored_notes().items()}
         by_hash: dict[str, list[str]] = {}
         for path in report.deleted:
             if path in before:

@@ -5,7 +5,7 @@ The index's stamps are read a page at a time in path order (Store.note_stamps) a
 matched with the scanned file of its path, so a sync holds no row object per indexed note:
 a no-op sync of a million notes held every note's id, stat, hash and date source (about
 460 bytes a note) to find that nothing changed. Only the notes the sync re-derives or
-deletes are read whole (Store.stored_stats_of).
+deletes are read whole (Store.stored_notes_of).
 """
 
 from __future__ import annotations

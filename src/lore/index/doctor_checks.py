@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LoreError, quoted_safely
+from ..ingest.scan import FileStat, ScannedFiles
 from ..model.sync import Skipped
 from ..store.base import Store
 from ..store.sqlite import TOKENIZER_VERSION
+from .compare import compare
 
 # Repairs, weakest first: a stronger one also does what a weaker one would.
 INDEX, REBUILD, RESET = "lore index", "lore rebuild", "reset"
@@ -220,24 +222,14 @@ def check_vectors(
 
 
 def compare_files(
-    store: Store, files: dict[str, Any]
+    store: Store, files: dict[str, FileStat]
 ) -> tuple[list[str], list[str], list[str], list[Skipped]]:
-    """(missing, stale, orphaned, unreadable): the index against the files' stat."""
-    stored = store.stored_stats()
+    """(missing, stale, orphaned, unreadable): the index against the files' stat, compared
+    as a sync compares them (lore.index.compare), from the notes' stamps."""
     bad = store.unreadable()
-    unreadable = [
-        Skipped(p, b.reason)
-        for p, b in sorted(bad.items())
-        if p in files and (files[p].mtime_ns, files[p].size) == (b.mtime_ns, b.size)
-    ]
-    known_bad = {s.path for s in unreadable}
-    missing = sorted(p for p in files if p not in stored and p not in known_bad)
-    orphaned = sorted(p for p in stored if p not in files)
-    stale = sorted(
-        p
-        for p, f in files.items()
-        if p in stored
-        and p not in known_bad
-        and (stored[p].mtime_ns, stored[p].size) != (f.mtime_ns, f.size)
-    )
-    return missing, stale, orphaned, unreadable
+    found = compare(ScannedFiles(files.values()), store.note_stamps(), bad)
+    pending = [stat.path for stat in found.pending]
+    missing = sorted(p for p in pending if p not in found.indexed)
+    stale = sorted(p for p in pending if p in found.indexed)
+    unreadable = [Skipped(p, bad[p].reason) for p, _indexed in sorted(found.unreadable)]
+    return missing, stale, found.gone, unreadable

@@ -32,7 +32,7 @@ from ..ingest.safe_read import FileRefused, open_in_vault, read_at_most
 from ..ingest.scan import FileStat, ScannedFiles, clamp_stat, scan_vault
 from ..model.sync import Skipped, SyncReport
 from ..store.base import Store
-from ..store.note_rows import NoteRow, StoredStat, Unreadable
+from ..store.note_rows import NoteRow, StoredNote, Unreadable
 from ..store.sqlite import TOKENIZER_VERSION
 from .compare import compare
 from .parallel import jobs_for, ordered_map, requested_jobs
@@ -261,12 +261,12 @@ class _Sync:
         held up by a read per note)."""
         self.old_fields = OldFields(self.store, note_ids)
 
-    def known_hash(self, previous: StoredStat | None) -> str | None:
+    def known_hash(self, previous: StoredNote | None) -> str | None:
         """The hash a file's content is compared with: none on a rebuild (derive it all)."""
         return previous.hash if previous is not None and not self.rebuild else None
 
     def take(
-        self, stat: FileStat, previous: StoredStat | None, bad: Unreadable | None, got: Prepared
+        self, stat: FileStat, previous: StoredNote | None, bad: Unreadable | None, got: Prepared
     ) -> None:
         store = self.store
         if got.same and previous is not None:
@@ -371,7 +371,7 @@ def sync(
         found = compare(files, store.note_stamps(), bad, rebuild=rebuild)
         del files  # a million scanned files: what is left to do is in `found`
         # The notes this sync re-derives or deletes, read whole; the others only compared.
-        stored = store.stored_stats_of(sorted(found.indexed) + found.gone)
+        stored = store.stored_notes_of(sorted(found.indexed) + found.gone)
         if rebuild:
             store.clear_search_index()
             store.set_meta("tokenizer_version", TOKENIZER_VERSION)  # tokens re-derived now

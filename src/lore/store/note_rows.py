@@ -1,5 +1,5 @@
 """The rows of indexing and of reading one note back: what a sync compares, writes and
-derives from (StoredStat, Unreadable, NoteRow, NoteText, NameSource) and what `lore show`
+derives from (StoredNote, Unreadable, NoteRow, NoteText, NameSource) and what `lore show`
 presents (NoteRecord). A search reads none of them (see lore.store.rows)."""
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from .rows import FtsFields
 
 
 @dataclass(frozen=True, slots=True)
-class StoredStat:
+class StoredNote:
+    """What a sync needs of a note it re-derives or deletes: its id, and its content hash
+    (a file whose stat changed but not its content is not derived again). The stamps are
+    compared apart (Store.note_stamps): read for every note, this is some 340 bytes each."""
+
     id: int
-    mtime_ns: int
-    size: int
     hash: str
-    date_source: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .sql_base import SqlBase
 
 if TYPE_CHECKING:  # the rows are made where they are read (lore.store.rows)
-    from .note_rows import NoteRecord, NoteRow, StoredStat, Unreadable
+    from .note_rows import NoteRecord, NoteRow, StoredNote, Unreadable
 
 NOTE_COLUMNS = (
     "path", "title", "title_source", "date", "date_source", "mtime_ns", "size", "hash",
@@ -59,8 +59,8 @@ class NotesSql(SqlBase):
 
     # -- what the sync writes (call inside transaction()) -----------------------------------
 
-    def stored_stats(self) -> dict[str, StoredStat]:
-        return self._stored_stats("")
+    def stored_notes(self) -> dict[str, StoredNote]:
+        return self._stored_notes("")
 
     def note_stamps(self) -> Iterator[tuple[str, int, int]]:
         """(path, mtime_ns, size) of every note, in the database's order of paths, a page
@@ -79,21 +79,20 @@ class NotesSql(SqlBase):
                 return
             after = [rows[-1][0]]
 
-    def stored_stats_of(self, paths: Sequence[str]) -> dict[str, StoredStat]:
-        """stored_stats of the notes at these paths (those a sync re-derives or deletes)."""
-        out: dict[str, StoredStat] = {}
+    def stored_notes_of(self, paths: Sequence[str]) -> dict[str, StoredNote]:
+        """stored_notes of the notes at these paths (those a sync re-derives or deletes)."""
+        out: dict[str, StoredNote] = {}
         for part in self.chunks(paths):
-            out |= self._stored_stats(*self.in_list("path", part))
+            out |= self._stored_notes(*self.in_list("path", part))
         return out
 
-    def _stored_stats(self, where: str, params: Sequence[Any] = ()) -> dict[str, StoredStat]:
-        from .note_rows import StoredStat
+    def _stored_notes(self, where: str, params: Sequence[Any] = ()) -> dict[str, StoredNote]:
+        from .note_rows import StoredNote
 
         return {
-            str(path): StoredStat(int(nid), int(mtime), int(size), str(digest), date_source)
-            for nid, path, mtime, size, digest, date_source in self.query(
-                "SELECT id, path, mtime_ns, size, hash, date_source FROM notes"
-                + (f" WHERE {where}" if where else ""),
+            str(path): StoredNote(int(nid), str(digest))
+            for nid, path, digest in self.query(
+                "SELECT id, path, hash FROM notes" + (f" WHERE {where}" if where else ""),
                 params,
             )
         }
