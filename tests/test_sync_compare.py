@@ -111,7 +111,9 @@ def test_a_sync_reads_whole_only_the_notes_it_changes_with_stamps_paged(
         asked: list[list[str]] = []
         whole = opened.store.stored_notes_of
         monkeypatch.setattr(
-            opened.store, "stored_notes_of", lambda paths: asked.append(list(paths)) or whole(paths)
+            opened.store,
+            "stored_notes_of",
+            lambda paths, hashes=True: asked.append(list(paths)) or whole(paths, hashes=hashes),
         )
         monkeypatch.setattr(opened.store, "stored_notes", lambda: pytest.fail("every note read"))
         nothing = opened.sync()
@@ -160,4 +162,29 @@ def test_doctor_compares_the_files_from_the_stamps_as_a_sync_does(
             ["n2.md", "n5.md"],
             ["n6.md"],
         )
+        assert opened.doctor().ok
+
+
+def test_a_rebuild_reads_the_ids_of_the_notes_without_their_hashes(
+    tmp_path: Path, on_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {f"n{i}.md": f"# Note {i}\n\nwords {i}\n" for i in range(5)}
+    vault = build_vault(tmp_path / "v", files, index=True)
+    with lore.open(vault) as opened:
+        ids = {p: opened.store.stored_notes()[p].id for p in files}
+        asked: list[bool] = []
+        whole = opened.store.stored_notes_of
+
+        def spied(paths: list[str], *, hashes: bool = True) -> Any:
+            found = whole(paths, hashes=hashes)
+            asked.append(hashes)
+            assert {p: n.hash for p, n in found.items()} == dict.fromkeys(files, "")
+            return found
+
+        monkeypatch.setattr(opened.store, "stored_notes_of", spied)
+        report = opened.rebuild()
+        assert asked == [False]
+        assert sorted(report.added + report.changed) == sorted(files)
+        assert {p: opened.store.stored_notes()[p].id for p in files} == ids  # ids kept
+        assert [h.path for h in opened.search("words 3", limit=1)] == ["n3.md"]
         assert opened.doctor().ok

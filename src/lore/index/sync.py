@@ -371,7 +371,8 @@ def sync(
         found = compare(files, store.note_stamps(), bad, rebuild=rebuild)
         del files  # a million scanned files: what is left to do is in `found`
         # The notes this sync re-derives or deletes, read whole; the others only compared.
-        stored = store.stored_notes_of(sorted(found.indexed) + found.gone)
+        # A rebuild derives every note whatever its hash: their ids alone.
+        stored = store.stored_notes_of(sorted(found.indexed) + found.gone, hashes=not rebuild)
         if rebuild:
             store.clear_search_index()
             store.set_meta("tokenizer_version", TOKENIZER_VERSION)  # tokens re-derived now

@@ -14,7 +14,8 @@ from .rows import FtsFields
 class StoredNote:
     """What a sync needs of a note it re-derives or deletes: its id, and its content hash
     (a file whose stat changed but not its content is not derived again). The stamps are
-    compared apart (Store.note_stamps): read for every note, this is some 340 bytes each."""
+    compared apart (Store.note_stamps). Held for every note a rebuild derives: about 300
+    bytes a note, 460 when the stat and date source came with it."""
 
     id: int
     hash: str

@@ -79,20 +79,28 @@ class NotesSql(SqlBase):
                 return
             after = [rows[-1][0]]
 
-    def stored_notes_of(self, paths: Sequence[str]) -> dict[str, StoredNote]:
-        """stored_notes of the notes at these paths (those a sync re-derives or deletes)."""
+    def stored_notes_of(
+        self, paths: Sequence[str], *, hashes: bool = True
+    ) -> dict[str, StoredNote]:
+        """stored_notes of the notes at these paths (those a sync re-derives or deletes);
+        without `hashes`, their hashes are left empty (a rebuild derives every note)."""
         out: dict[str, StoredNote] = {}
         for part in self.chunks(paths):
-            out |= self._stored_notes(*self.in_list("path", part))
+            where, params = self.in_list("path", part)
+            out |= self._stored_notes(where, params, hashes=hashes)
         return out
 
-    def _stored_notes(self, where: str, params: Sequence[Any] = ()) -> dict[str, StoredNote]:
+    def _stored_notes(
+        self, where: str, params: Sequence[Any] = (), *, hashes: bool = True
+    ) -> dict[str, StoredNote]:
         from .note_rows import StoredNote
 
+        digest_column = "hash" if hashes else "''"  # the empty string: one object for all
         return {
             str(path): StoredNote(int(nid), str(digest))
             for nid, path, digest in self.query(
-                "SELECT id, path, hash FROM notes" + (f" WHERE {where}" if where else ""),
+                f"SELECT id, path, {digest_column} FROM notes"
+                + (f" WHERE {where}" if where else ""),
                 params,
             )
         }
