@@ -17,6 +17,7 @@ import lore
 from lore.index.compare import Comparison, compare
 from lore.ingest.scan import FileStat, ScannedFiles
 from lore.store import notes as store_notes
+from lore.store import sql_base
 from lore.store.note_rows import Unreadable
 
 PATHS = ["a.md", "b.md", "b/c.md", "b-c.md", "d.md", "e.md"]
@@ -188,3 +189,34 @@ def test_a_rebuild_reads_the_ids_of_the_notes_without_their_hashes(
         assert {p: opened.store.stored_notes()[p].id for p in files} == ids  # ids kept
         assert [h.path for h in opened.search("words 3", limit=1)] == ["n3.md"]
         assert opened.doctor().ok
+
+
+MEMORY_TABLES = ("entity_defs", "entity_aliases", "entity_mentions", "name_pinyin", "pinyin_keys")
+
+
+def _derived(store: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the tables a sync derives after the notes (memory views, pinyin)."""
+    return {t: sorted(map(tuple, store.query(f"SELECT * FROM {t}"))) for t in MEMORY_TABLES}
+
+
+def test_every_notes_ids_are_read_a_page_at_a_time_with_the_same_rows(
+    tmp_path: Path, on_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    card = "---\ntype: person\naliases: [{}]\n---\n# {}\n\n{}\n"
+    files = {
+        "entities/张三.md": card.format("Zhang San, zs", "张三", "工程师。"),
+        "entities/李四.md": card.format("Li Si, 四哥", "李四", "负责人。"),
+    }
+    files |= {f"笔记/第{i}篇.md": f"# 张三的笔记{i}\n\n张三和李四开会。\n" for i in range(5)}
+    vault = build_vault(tmp_path / "v", files, index=True)
+    with lore.open(vault) as opened:
+        whole = _derived(opened.store)
+        in_path_order = [opened.store.stored_notes()[p].id for p in sorted(files)]
+        assert whole["name_pinyin"] and whole["entity_mentions"]  # something derived
+        monkeypatch.setattr(sql_base, "ID_PAGE", 2)
+        assert list(opened.store.note_ids(None)) == in_path_order
+        assert [n for page in opened.store.note_id_pages(by_path=False) for n in page] == sorted(
+            in_path_order
+        )
+        opened.rebuild()  # every note's memory rows and pinyin derived again, 2 ids a page
+        assert _derived(opened.store) == whole

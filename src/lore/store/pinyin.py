@@ -25,9 +25,8 @@ class PinyinSql(SqlBase):
         """The names of these notes (every note when None), by id, a chunk at a time."""
         from .note_rows import NameSource
 
-        if ids is None:
-            ids = [int(r[0]) for r in self.query("SELECT id FROM notes ORDER BY id")]
-        for chunk in self.chunks([int(i) for i in ids]):
+        pages = self.note_id_pages(by_path=False) if ids is None else [[int(i) for i in ids]]
+        for chunk in (chunk for page in pages for chunk in self.chunks(page)):
             tags = self._by_note("SELECT note_id, tag FROM tags", "position", chunk)
             entities = self._by_note(
                 "SELECT note_id, alias FROM entity_aliases", "seq, position", chunk

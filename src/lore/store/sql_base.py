@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .query import Filters
 
+ID_PAGE = 10_000  # notes' ids read per statement by note_id_pages (about 2 MB of rows)
+
 if TYPE_CHECKING:
     from .base import Store
     from .postgres import PostgresStore
@@ -105,6 +107,23 @@ class SqlBase:
     def in_ids(self, column: str, ids: Sequence[int]) -> tuple[str, list[Any]]:
         """`column` is one of these integer ids (none: false), and its parameters."""
         return self.in_list(column, [int(i) for i in ids])
+
+    def note_id_pages(self, *, by_path: bool) -> Iterator[list[int]]:
+        """Every note's id, ID_PAGE at a time, in path order (else in id order): a million
+        notes' ids read in one statement came as a million row tuples (some 90 MB)."""
+        key = "path" if by_path else "id"
+        after: list[Any] = []
+        while True:
+            rows = self.query(
+                f"SELECT id, {key} FROM notes"
+                + (f" WHERE {key} > ?" if after else "")
+                + f" ORDER BY {key} LIMIT ?",
+                [*after, ID_PAGE],
+            )
+            yield [int(row[0]) for row in rows]
+            if len(rows) < ID_PAGE:
+                return
+            after = [rows[-1][1]]
 
     def chunks(self, values: Sequence[Any], size: int | None = None) -> Iterator[Sequence[Any]]:
         step = size or self.CHUNK
