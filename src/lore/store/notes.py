@@ -66,18 +66,8 @@ class NotesSql(SqlBase):
         """(path, mtime_ns, size) of every note, in the database's order of paths, a page
         at a time: what a sync compares its scan with (lore.index.compare), without a row
         object per note."""
-        after: list[str] = []
-        while True:
-            rows = self.query(
-                "SELECT path, mtime_ns, size FROM notes"
-                + (" WHERE path > ?" if after else "")
-                + " ORDER BY path LIMIT ?",
-                [*after, STAMP_PAGE],
-            )
-            yield from ((str(p), int(m), int(s)) for p, m, s in rows)
-            if len(rows) < STAMP_PAGE:
-                return
-            after = [rows[-1][0]]
+        for rows in self.note_pages("path, mtime_ns, size", "path", STAMP_PAGE):
+            yield from ((str(p), int(m), int(s)) for p, m, s, _key in rows)
 
     def stored_notes_of(
         self, paths: Sequence[str], *, hashes: bool = True

@@ -108,22 +108,28 @@ class SqlBase:
         """`column` is one of these integer ids (none: false), and its parameters."""
         return self.in_list(column, [int(i) for i in ids])
 
-    def note_id_pages(self, *, by_path: bool) -> Iterator[list[int]]:
-        """Every note's id, ID_PAGE at a time, in path order (else in id order): a million
-        notes' ids read in one statement came as a million row tuples (some 90 MB)."""
-        key = "path" if by_path else "id"
+    def note_pages(self, columns: str, key: str, size: int) -> Iterator[list[tuple[Any, ...]]]:
+        """Every note's `columns` (and its `key` last), `size` rows at a time in `key`
+        order, each page after the last key seen: a million notes are never a million row
+        objects at once. The key must be unique (path, id)."""
         after: list[Any] = []
         while True:
             rows = self.query(
-                f"SELECT id, {key} FROM notes"
+                f"SELECT {columns}, {key} FROM notes"
                 + (f" WHERE {key} > ?" if after else "")
                 + f" ORDER BY {key} LIMIT ?",
-                [*after, ID_PAGE],
+                [*after, size],
             )
-            yield [int(row[0]) for row in rows]
-            if len(rows) < ID_PAGE:
+            yield rows
+            if len(rows) < size:
                 return
-            after = [rows[-1][1]]
+            after = [rows[-1][-1]]
+
+    def note_id_pages(self, *, by_path: bool) -> Iterator[list[int]]:
+        """Every note's id, ID_PAGE at a time, in path order (else in id order): a million
+        notes' ids read in one statement came as a million row tuples (some 90 MB)."""
+        for rows in self.note_pages("id", "path" if by_path else "id", ID_PAGE):
+            yield [int(row[0]) for row in rows]
 
     def chunks(self, values: Sequence[Any], size: int | None = None) -> Iterator[Sequence[Any]]:
         step = size or self.CHUNK
