@@ -13,7 +13,9 @@ leaves it. PostgreSQL: a database `lore_kept_<size>` in a server kept in bench/.
 stops it). `--build` (re)indexes first, in its own process.
 
 The searches run in a fresh process: reopen, a no-op sync, then bench.scale's sampled
-queries (`search(q, limit=10)`, mode 4), each timed, with the resident memory after each.
+queries (`search(q, limit=10)`, mode 4), each timed, with the resident memory after each;
+then bench.scale's edit of 10 notes is synced (`--profile-edit FILE`: its cProfile), put
+back and synced again.
 The store's methods are timed where they are called (`inside`: milliseconds per query spent
 in each, summed; the parts' ranking runs on a thread of its own beside the notes', so the
 rows add up to more than the wall time). Writes bench/results/scale_search_<backend>_<size>
@@ -23,6 +25,7 @@ rows add up to more than the wall time). Writes bench/results/scale_search_<back
 from __future__ import annotations
 
 import argparse
+import cProfile
 import functools
 import json
 import statistics
@@ -32,14 +35,14 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from bench import pg_server
 from bench.metrics import percentile
 from bench.report import fmt, info_lines, md_table, run_info, write_outputs
-from bench.scale import PG_VAULT, WORK_DIR, peak_rss_mb
+from bench.scale import PG_VAULT, WORK_DIR, edit_sync, peak_rss_mb
 
 KEPT_SERVER = WORK_DIR / "pgdata"
 # The store's methods a search calls, timed where they are called.
@@ -106,7 +109,9 @@ def instrumented(store: Any, postgres: bool) -> Iterator[Timer]:
             setattr(module, name, fn)
 
 
-def child(vault: Path, db: str | None, queries_file: Path, out_file: Path) -> int:
+def child(
+    vault: Path, db: str | None, queries_file: Path, out_file: Path, profile: Path | None = None
+) -> int:
     import lore
 
     queries = json.loads(queries_file.read_text(encoding="utf-8"))
@@ -127,6 +132,16 @@ def child(vault: Path, db: str | None, queries_file: Path, out_file: Path) -> in
             v.search(q, limit=10)
             latencies.append((time.perf_counter() - t) * 1000)
             rss.append(_rss_mb())
+    # An edit of bench.scale's 10 notes, synced, then put back and synced again: both timed
+    # (on PostgreSQL with the round trips of the first), the first profiled if asked.
+    profiler = cProfile.Profile() if profile is not None else None
+    with profiler or nullcontext():
+        result |= edit_sync(v, vault, db is not None)
+    if profiler is not None and profile is not None:
+        profiler.dump_stats(profile)
+    t = time.perf_counter()
+    result["restore_changed"] = len(v.sync().changed)
+    result["restore_sync_s"] = time.perf_counter() - t
     v.close()
     n = len(latencies)
     result |= {
@@ -159,35 +174,24 @@ def build(vault: Path, db: str | None) -> dict[str, Any]:
 
 
 def render(info: dict[str, Any], run: dict[str, Any]) -> str:
+    trips = run.get("edit_sync_trips")
+    columns = [
+        ("notes", str(run["size"])),
+        ("backend", run["backend"]),
+        ("reopen s", fmt(run["reopen_s"])),
+        ("no-op sync s", fmt(run["noop_sync_s"])),
+        ("p50 ms", fmt(run["p50_ms"], 1)),
+        ("p95 ms", fmt(run["p95_ms"], 1)),
+        ("mean ms", fmt(run["mean_ms"], 1)),
+        ("edit sync s", f"{fmt(run['edit_sync_s'])} ({run['edit_changed']} changed)"),
+        ("edit sync round trips", "" if trips is None else str(trips)),
+        ("restore sync s", fmt(run["restore_sync_s"])),
+        ("RSS after sync MB", fmt(run["rss_after_sync_mb"], 0)),
+        ("RSS after searches MB", fmt(run["rss_mb"][-1], 0)),
+        ("peak RSS MB", fmt(run["peak_rss_mb"], 0)),
+    ]
     lines = ["# Searches of a kept index", "", *info_lines(info), ""]
-    lines += md_table(
-        [
-            "notes",
-            "backend",
-            "reopen s",
-            "no-op sync s",
-            "p50 ms",
-            "p95 ms",
-            "mean ms",
-            "RSS after sync MB",
-            "RSS after searches MB",
-            "peak RSS MB",
-        ],  # fmt: skip
-        [
-            [
-                str(run["size"]),
-                run["backend"],
-                fmt(run["reopen_s"]),
-                fmt(run["noop_sync_s"]),
-                fmt(run["p50_ms"], 1),
-                fmt(run["p95_ms"], 1),
-                fmt(run["mean_ms"], 1),
-                fmt(run["rss_after_sync_mb"], 0),
-                fmt(run["rss_mb"][-1], 0),
-                fmt(run["peak_rss_mb"], 0),
-            ]
-        ],  # fmt: skip
-    )
+    lines += md_table([name for name, _v in columns], [[value for _n, value in columns]])
     lines += ["", "Where the time goes (ms per query inside each; calls per query):", ""]
     inside = run["inside_ms_per_query"]
     lines += md_table(
@@ -203,9 +207,10 @@ def render(info: dict[str, Any], run: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--child"]:  # internal: --child VAULT DB|- QUERIES OUT
+    if argv[:1] == ["--child"]:  # internal: --child VAULT DB|- QUERIES PROFILE|- OUT
         db = None if argv[2] == "-" else argv[2]
-        return child(Path(argv[1]), db, Path(argv[3]), Path(argv[4]))
+        profile = None if argv[4] == "-" else Path(argv[4])
+        return child(Path(argv[1]), db, Path(argv[3]), Path(argv[5]), profile)
     if argv[:1] == ["--build-child"]:  # internal: --build-child VAULT DB|- OUT
         db = None if argv[2] == "-" else argv[2]
         Path(argv[3]).write_text(json.dumps(build(Path(argv[1]), db)))
@@ -221,6 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--database", help="default: lore_kept_<size>")
     p.add_argument("--stop-server", action="store_true", help="stop the kept server, then exit")
+    p.add_argument(
+        "--profile-edit", type=Path, help="write a cProfile of the edit sync to this file"
+    )
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
     if args.stop_server:
@@ -246,7 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         run["build"] = _in_child(["--build-child", str(vault), db or "-"])
     sample = WORK_DIR / f"scale-search-queries-{args.queries}.json"
     sample.write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
-    run |= _in_child(["--child", str(vault), db or "-", str(sample)])
+    profile = str(args.profile_edit.resolve()) if args.profile_edit else "-"
+    run |= _in_child(["--child", str(vault), db or "-", str(sample), profile])
     text = render(info, run)
     print(text)
     if not args.no_write:

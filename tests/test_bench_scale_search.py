@@ -32,12 +32,16 @@ def test_searches_are_timed_per_step(
     queries.write_text(json.dumps(QUERIES, ensure_ascii=False), encoding="utf-8")
     out = tmp_path / "out.json"
 
-    assert scale_search.child(vault, db, queries, out) == 0
+    profile = tmp_path / "edit.prof"
+    assert scale_search.child(vault, db, queries, out, profile) == 0
 
     run = json.loads(out.read_text())
     assert run["queries"] == len(QUERIES) == len(run["latencies_ms"]) == len(run["rss_mb"])
     assert run["noop_wrote"] is False
     assert 0 < run["p50_ms"] <= run["p95_ms"]
+    assert run["edit_changed"] == run["restore_changed"] == min(10, len(NOTES))
+    assert profile.stat().st_size > 0  # the edit sync's profile
+    assert ("edit_sync_trips" in run) == (backend == "postgresql")
     calls, inside = run["calls_per_query"], run["inside_ms_per_query"]
     assert calls["rank"] == 1.0  # the notes are ranked once per search
     assert all(ms > 0 for ms in inside.values())
