@@ -109,13 +109,14 @@ class SqlBase:
         return self.in_list(column, [int(i) for i in ids])
 
     def note_pages(self, columns: str, key: str, size: int) -> Iterator[list[tuple[Any, ...]]]:
-        """Every note's `columns` (and its `key` last), `size` rows at a time in `key`
-        order, each page after the last key seen: a million notes are never a million row
-        objects at once. The key must be unique (path, id)."""
+        """Every note's `columns` (`key` among them), `size` rows at a time in `key` order,
+        each page after the last key seen: a million notes are never a million row objects
+        at once. The key must be unique (path, id)."""
+        at = [c.strip() for c in columns.split(",")].index(key)
         after: list[Any] = []
         while True:
             rows = self.query(
-                f"SELECT {columns}, {key} FROM notes"
+                f"SELECT {columns} FROM notes"
                 + (f" WHERE {key} > ?" if after else "")
                 + f" ORDER BY {key} LIMIT ?",
                 [*after, size],
@@ -123,12 +124,13 @@ class SqlBase:
             yield rows
             if len(rows) < size:
                 return
-            after = [rows[-1][-1]]
+            after = [rows[-1][at]]
 
     def note_id_pages(self, *, by_path: bool) -> Iterator[list[int]]:
         """Every note's id, ID_PAGE at a time, in path order (else in id order): a million
         notes' ids read in one statement came as a million row tuples (some 90 MB)."""
-        for rows in self.note_pages("id", "path" if by_path else "id", ID_PAGE):
+        columns = "id, path" if by_path else "id"
+        for rows in self.note_pages(columns, "path" if by_path else "id", ID_PAGE):
             yield [int(row[0]) for row in rows]
 
     def chunks(self, values: Sequence[Any], size: int | None = None) -> Iterator[Sequence[Any]]:
