@@ -187,15 +187,8 @@ def child(vault: Path, queries_file: Path, out_file: Path, db: str | None = None
     result["skipped"] = len(report.skipped)
     v.close()
 
-    # The no-op sync is what every `lore` command pays before answering, so it is measured
-    # on a fresh handle: reopening the index, then a sync that should find nothing to do.
-    t = time.perf_counter()
-    v = lore.open(vault, db=db)
-    result["reopen_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    report = v.sync()
-    result["noop_sync_s"] = time.perf_counter() - t
-    result["noop_wrote"] = bool(report.added or report.changed or report.deleted)
+    v, reopened = reopen_and_noop_sync(lore, vault, db)
+    result |= reopened
 
     latencies: list[float] = []
     for q in queries:
@@ -220,6 +213,20 @@ def child(vault: Path, queries_file: Path, out_file: Path, db: str | None = None
     }
     out_file.write_text(json.dumps(result))
     return 0
+
+
+def reopen_and_noop_sync(lore: Any, vault: Path, db: str | None) -> tuple[Any, dict[str, Any]]:
+    """The no-op sync is what every `lore` command pays before answering, so it is measured
+    on a fresh handle: reopening the index, then a sync that should find nothing to do.
+    Returns the open vault and the times."""
+    t = time.perf_counter()
+    v = lore.open(vault, db=db)
+    out: dict[str, Any] = {"reopen_s": time.perf_counter() - t}
+    t = time.perf_counter()
+    report = v.sync()
+    out["noop_sync_s"] = time.perf_counter() - t
+    out["noop_wrote"] = bool(report.added or report.changed or report.deleted)
+    return v, out
 
 
 def edit_sync(v: Any, vault: Path, postgres: bool) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from typing import Any
 from bench import pg_server
 from bench.metrics import percentile
 from bench.report import fmt, info_lines, md_table, run_info, write_outputs
-from bench.scale import PG_VAULT, WORK_DIR, edit_sync, peak_rss_mb
+from bench.scale import PG_VAULT, WORK_DIR, edit_sync, peak_rss_mb, reopen_and_noop_sync
 
 KEPT_SERVER = WORK_DIR / "pgdata"
 # The store's methods a search calls, timed where they are called.
@@ -115,14 +115,7 @@ def child(
     import lore
 
     queries = json.loads(queries_file.read_text(encoding="utf-8"))
-    result: dict[str, Any] = {}
-    t = time.perf_counter()
-    v = lore.open(vault, db=db)
-    result["reopen_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    report = v.sync()
-    result["noop_sync_s"] = time.perf_counter() - t
-    result["noop_wrote"] = bool(report.added or report.changed or report.deleted)
+    v, result = reopen_and_noop_sync(lore, vault, db)
     result["rss_after_sync_mb"] = _rss_mb()
     result["peak_rss_after_sync_mb"] = peak_rss_mb()
     latencies, rss = [], []
