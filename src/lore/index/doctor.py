@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import quoted_safely
-from ..ingest.scan import scan_vault
+from ..ingest.scan import ScannedFiles, scan_vault
 from ..model.sync import Skipped
 from ..store.base import Store
 from ..store.sqlite import default_db_path
@@ -154,7 +154,7 @@ def run_doctor(
     `embedder` returns the configured embedding provider (anything with `.identity`),
     or something without one when none is configured."""
     skipped: list[Skipped] = []
-    files = {f.path: f for f in scan_vault(root, skipped, gitignore=gitignore)}
+    files = ScannedFiles(scan_vault(root, skipped, gitignore=gitignore))
     run = Checks(store, heuristic_tags=heuristic_tags, semantic_needed=semantic_needed)
     engine = store.engine()  # the backend names the engine's own check
     located = store.db_path

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LoreError, quoted_safely
-from ..ingest.scan import FileStat, ScannedFiles
+from ..ingest.scan import ScannedFiles
 from ..model.sync import Skipped
 from ..store.base import Store
 from ..store.sqlite import TOKENIZER_VERSION
@@ -222,12 +222,12 @@ def check_vectors(
 
 
 def compare_files(
-    store: Store, files: dict[str, FileStat]
+    store: Store, files: ScannedFiles
 ) -> tuple[list[str], list[str], list[str], list[Skipped]]:
     """(missing, stale, orphaned, unreadable): the index against the files' stat, compared
     as a sync compares them (lore.index.compare), from the notes' stamps."""
     bad = store.unreadable()
-    found = compare(ScannedFiles(files.values()), store.note_stamps(), bad)
+    found = compare(files, store.note_stamps(), bad)
     pending = [stat.path for stat in found.pending]
     missing = sorted(p for p in pending if p not in found.indexed)
     stale = sorted(p for p in pending if p in found.indexed)
