@@ -191,12 +191,12 @@ def test_a_rebuild_reads_the_ids_of_the_notes_without_their_hashes(
         assert opened.doctor().ok
 
 
-MEMORY_TABLES = ("entity_defs", "entity_aliases", "entity_mentions", "name_pinyin", "pinyin_keys")
+DERIVED_TABLES = ("entity_defs", "entity_aliases", "entity_mentions", "name_pinyin", "pinyin_keys")
 
 
 def _derived(store: Any) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of the tables a sync derives after the notes (memory views, pinyin)."""
-    return {t: sorted(map(tuple, store.query(f"SELECT * FROM {t}"))) for t in MEMORY_TABLES}
+    return {t: sorted(map(tuple, store.query(f"SELECT * FROM {t}"))) for t in DERIVED_TABLES}
 
 
 def test_every_notes_ids_are_read_a_page_at_a_time_with_the_same_rows(
