@@ -35,6 +35,13 @@ class Server:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         return url
 
+    def has_database(self, name: str) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as admin:
+            found = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            return found.fetchone() is not None
+
     def drop_database(self, name: str) -> None:
         import psycopg
 

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,17 @@ def peak_rss_mb() -> float:
     return rss / MIB if sys.platform == "darwin" else rss / 1024  # bytes on macOS, KiB on Linux
 
 
+def note_files(folder: Path) -> Iterator[Path]:
+    """The Markdown files under `folder` in `sorted(folder.rglob("*.md"))`'s order, walked a
+    folder at a time: a list of a million Paths weighs some 500 MB, which the measured
+    child's peak memory would count as lore's."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_dir(follow_symlinks=False):
+            yield from note_files(Path(entry.path))
+        elif entry.name.endswith(".md"):
+            yield Path(entry.path)
+
+
 def floor_seconds(vault: Path) -> float:
     """The floor of a first index (issue 18): read every note and insert its text, as it
     is, into a bare FTS5 table (SQLite's own unicode61 tokenizer) in one transaction."""
@@ -144,7 +155,7 @@ def floor_seconds(vault: Path) -> float:
         con = sqlite3.connect(Path(tmp) / "floor.sqlite")
         con.execute("CREATE VIRTUAL TABLE t USING fts5(path, body)")
         with con:
-            for path in sorted(vault.rglob("*.md")):
+            for path in note_files(vault):
                 text = path.read_bytes().decode("utf-8")
                 con.execute("INSERT INTO t VALUES (?, ?)", (str(path), text))
         con.close()
@@ -185,6 +196,7 @@ def child(vault: Path, queries_file: Path, out_file: Path, db: str | None = None
     result["workers_cpu_s"] = workers.ru_utime + workers.ru_stime
     result["added"] = len(report.added)
     result["skipped"] = len(report.skipped)
+    result["peak_rss_index_mb"] = peak_rss_mb()
     v.close()
 
     v, reopened = reopen_and_noop_sync(lore, vault, db)
@@ -202,6 +214,7 @@ def child(vault: Path, queries_file: Path, out_file: Path, db: str | None = None
                 v.search(q, limit=10)
             trips.append(box[0])
         result["search_trips"] = statistics.median(trips)
+    result["peak_rss_searches_mb"] = peak_rss_mb()
     result |= edit_sync(v, vault, db is not None)
     v.close()
     result |= {
@@ -233,8 +246,10 @@ def edit_sync(v: Any, vault: Path, postgres: bool) -> dict[str, Any]:
     """A sync after editing EDITED notes (a line added to each, chosen by a fixed seed):
     its time, and on PostgreSQL its round trips. The notes are put back as they were
     afterwards, so the vault stays the one every backend and size is measured on."""
-    notes = sorted(vault.rglob("*.md"))
-    chosen = random.Random(0).sample(notes, min(EDITED, len(notes)))
+    count = sum(1 for _path in note_files(vault))
+    # sample(range(n)) picks the places sample() of an n-long list does: the same notes.
+    places = set(random.Random(0).sample(range(count), min(EDITED, count)))
+    chosen = [path for at, path in enumerate(note_files(vault)) if at in places]
     before = {path: path.read_bytes() for path in chosen}
     try:
         for path in chosen:

@@ -54,6 +54,7 @@ def render(
         "index MB",
         "server disk peak MB",
         "peak RSS MB",
+        "peak RSS by step MB",
         "worker RSS MB",
         "added",
         "round trips: search / edit sync",
@@ -65,7 +66,7 @@ def render(
         if "error" in r:
             first = r["error"].strip().splitlines()[-1] if r["error"].strip() else "error"
             rows.append(
-                [str(r["notes"]), backend, r["jobs"], fmt(mb, 1), f"error: {first}", *[""] * 14]
+                [str(r["notes"]), backend, r["jobs"], fmt(mb, 1), f"error: {first}", *[""] * 15]
             )
             continue
         floor = r.get("floor_s")
@@ -87,6 +88,7 @@ def render(
                 fmt(r["index_bytes"] / MIB, 0) if "index_bytes" in r else "",
                 fmt(r["server_disk_peak_bytes"] / MIB, 0) if "server_disk_peak_bytes" in r else "",
                 fmt(r["peak_rss_mb"], 0),
+                _steps_cell(r),
                 fmt(r["worker_rss_mb"], 0),
                 str(r["added"]),
                 _trips_cell(r),
@@ -116,7 +118,9 @@ def render(
         "server's folder during the child's run (sampled every 2 s: tables, temporary "
         "tables, sort spill files, write-ahead log); peak RSS = `ru_maxrss` of the "
         "child process that did all of the above (the writer: the PostgreSQL client, the "
-        "server's processes not counted), worker RSS = the largest index "
+        "server's processes not counted); peak RSS by step = that peak as it stood after "
+        "the full sync / after the queries / at the end (after the edit sync), so each step's "
+        "own peak is the first value that reaches the total; worker RSS = the largest index "
         "worker process's; round trips = the times the client waited for the PostgreSQL "
         "server (its ReadyForQuery messages in libpq's trace: bench/round_trips.py), the "
         "median over the first 20 queries (searched again, untimed) and that edit sync's. "
@@ -132,6 +136,13 @@ def _edit_cell(r: dict[str, Any]) -> str:
     if "edit_sync_s" not in r:  # a result from before the measurement existed
         return ""
     return fmt(r["edit_sync_s"], 3) + f" ({r['edit_changed']} changed)"
+
+
+def _steps_cell(r: dict[str, Any]) -> str:
+    if "peak_rss_index_mb" not in r:  # a result from before the measurement existed
+        return ""
+    steps = (r["peak_rss_index_mb"], r["peak_rss_searches_mb"], r["peak_rss_mb"])
+    return " / ".join(fmt(mb, 0) for mb in steps)
 
 
 def _trips_cell(r: dict[str, Any]) -> str:

@@ -28,6 +28,8 @@ import argparse
 import cProfile
 import functools
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,7 +44,14 @@ from typing import Any
 from bench import pg_server
 from bench.metrics import percentile
 from bench.report import fmt, info_lines, md_table, run_info, write_outputs
-from bench.scale import PG_VAULT, WORK_DIR, edit_sync, peak_rss_mb, reopen_and_noop_sync
+from bench.scale import (
+    PG_VAULT,
+    WORK_DIR,
+    edit_sync,
+    note_files,
+    peak_rss_mb,
+    reopen_and_noop_sync,
+)
 
 KEPT_SERVER = WORK_DIR / "pgdata"
 # The store's methods a search calls, timed where they are called.
@@ -166,6 +175,44 @@ def build(vault: Path, db: str | None) -> dict[str, Any]:
     return {"build_s": time.perf_counter() - t, "added": added, "peak_rss_mb": peak_rss_mb()}
 
 
+def build_in_steps(vault: Path, copy: Path, db: str | None, step: int) -> dict[str, Any]:
+    """Index `vault` through `copy`, a copy of it by hard links that grows by `step` notes
+    between syncs: each sync commits, so a build stopped half way (a session's end) keeps
+    what it did, and run again goes on from there (the notes linked but not yet indexed
+    are the next sync's). A million notes are one transaction of hours otherwise. Returns
+    each sync's notes added and seconds."""
+    import lore
+
+    syncs: list[dict[str, Any]] = []
+    t = time.perf_counter()
+    copy.mkdir(exist_ok=True)
+    with lore.open(copy, db=db) as v:
+
+        def synced() -> None:
+            started = time.perf_counter()
+            added = len(v.sync().added)
+            syncs.append({"added": added, "s": time.perf_counter() - started})
+            print(f"   synced: {added} added in {syncs[-1]['s']:.0f} s", file=sys.stderr)
+
+        linked = 0
+        for path in note_files(vault):
+            target = copy / path.relative_to(vault)
+            if target.exists():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(path, target)
+            linked += 1
+            if linked % step == 0:
+                synced()
+        synced()  # the last notes, or those a stopped run linked
+    return {
+        "build_s": time.perf_counter() - t,
+        "added": sum(s["added"] for s in syncs),
+        "syncs": syncs,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
 def render(info: dict[str, Any], run: dict[str, Any]) -> str:
     trips = run.get("edit_sync_trips")
     columns = [
@@ -208,12 +255,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         db = None if argv[2] == "-" else argv[2]
         Path(argv[3]).write_text(json.dumps(build(Path(argv[1]), db)))
         return 0
+    if argv[:1] == ["--steps-child"]:  # internal: --steps-child VAULT COPY DB|- STEP OUT
+        db = None if argv[3] == "-" else argv[3]
+        built = build_in_steps(Path(argv[1]), Path(argv[2]), db, int(argv[4]))
+        Path(argv[5]).write_text(json.dumps(built))
+        return 0
     p = argparse.ArgumentParser(prog="python -m bench.scale_search", description=__doc__)
     p.add_argument("--size", type=int, required=True)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend", choices=("sqlite", "postgresql"), default="postgresql")
     p.add_argument("--queries", type=int, default=100, help="of bench.scale's sample")
     p.add_argument("--build", action="store_true", help="index the vault again first")
+    p.add_argument(
+        "--linked",
+        action="store_true",
+        help="index and search a copy of the vault by hard links (<vault>-linked)",
+    )
+    p.add_argument(
+        "--steps",
+        type=int,
+        metavar="N",
+        help="with --linked: index (or go on indexing) the copy N notes per committed sync",
+    )
     p.add_argument(
         "--server-dir", type=Path, default=KEPT_SERVER, help="the kept server's data folder"
     )
@@ -232,23 +295,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not vault.is_dir() or not queries_file.is_file():
         p.error(f"no vault {vault.name} or queries: run `python -m bench.scale --sizes "
                 f"{args.size} --generate-only` first")  # fmt: skip
+    if args.steps is not None and (not args.linked or args.steps <= 0):
+        p.error("--steps takes a positive number of notes, with --linked")
     queries = json.loads(queries_file.read_text(encoding="utf-8"))[: args.queries]
+    copy = vault.with_name(f"{vault.name}-linked")
+    if args.linked and args.build:
+        shutil.rmtree(copy, ignore_errors=True)
     info = run_info("bench.scale_search")
     db = None
     if args.backend == "postgresql":
         server = pg_server.kept(args.server_dir)
         info["postgresql"] = server.version
         database = args.database or f"lore_kept_{args.size}"
-        if args.build:
+        if args.build or (args.steps and not server.has_database(database)):
             server.new_database(database)
         db = server.database_url(database) + f"&vault={PG_VAULT}"
     run: dict[str, Any] = {"size": args.size, "backend": args.backend}
-    if args.build:
+    if args.steps:
+        step = str(args.steps)
+        run["build"] = _in_child(["--steps-child", str(vault), str(copy), db or "-", step])
+    elif args.build:
         run["build"] = _in_child(["--build-child", str(vault), db or "-"])
+    if args.linked:
+        vault = copy
     sample = WORK_DIR / f"scale-search-queries-{args.queries}.json"
     sample.write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
-    profile = str(args.profile_edit.resolve()) if args.profile_edit else "-"
-    run |= _in_child(["--child", str(vault), db or "-", str(sample), profile])
+    edit_profile = str(args.profile_edit.resolve()) if args.profile_edit else "-"
+    run |= _in_child(["--child", str(vault), db or "-", str(sample), edit_profile])
     text = render(info, run)
     print(text)
     if not args.no_write:

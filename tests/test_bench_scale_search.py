@@ -69,3 +69,36 @@ def test_the_steps_are_put_back() -> None:
         assert store.rank() == 1
     assert (pg_lexical.resolve, pg_bm25.score) == before
     assert timer.calls == {"rank": 1}
+
+
+def test_a_build_in_steps_commits_each_and_goes_on_where_it_stopped(
+    tmp_path: Path, backend: str, backend_db: Any, isolated_env: Path
+) -> None:
+    import lore
+
+    vault = build_vault(tmp_path / "vault", NOTES)
+    copy = tmp_path / "copy"
+    db = None if backend == "sqlite" else str(backend_db)
+    built = scale_search.build_in_steps(vault, copy, db, step=3)
+    assert [s["added"] for s in built["syncs"]] == [3, 1]  # a sync per 3 notes linked
+    assert built["added"] == len(NOTES)
+    for name in NOTES:  # the copy's notes are the vault's files, not copies of them
+        assert (copy / name).samefile(vault / name)
+
+    # A build stopped after linking a note but before its sync: the next run indexes it.
+    (vault / "f.md").write_text("# 净海\n\n净海是赛里木湖的古称。", encoding="utf-8")
+    (copy / "f.md").hardlink_to(vault / "f.md")
+    (vault / "g.md").write_text("# Glacier\n\nA glacier is a body of ice.", encoding="utf-8")
+    again = scale_search.build_in_steps(vault, copy, db, step=3)
+    assert [s["added"] for s in again["syncs"]] == [2]
+    with lore.open(copy, db=db) as v:
+        assert v.sync().unchanged == len(NOTES) + 2
+        assert [h.path for h in v.search("glacier ice", limit=1)] == ["g.md"]
+
+
+def test_note_files_walks_in_sorted_path_order(tmp_path: Path) -> None:
+    from bench.scale import note_files
+
+    names = ["b.md", "a-b.md", "a/b.md", "a/c/d.md", "a.md", "ab/x.md", "z.txt", "A.md"]
+    build_vault(tmp_path, {name: "x" for name in names})
+    assert list(note_files(tmp_path)) == sorted(tmp_path.rglob("*.md"))
