@@ -530,3 +530,21 @@ def test_path_filter_with_dot_folder(make_vault: MakeVault, open_vault: OpenVaul
     vault.sync()
     assert paths(vault.search("walrus", path=".archive/")) == [".archive/old.md"]
     assert paths(vault.search("walrus", path="./.archive/")) == [".archive/old.md"]
+
+
+def test_the_note_count_follows_every_write(make_vault: MakeVault, open_vault: OpenVault) -> None:
+    """The count every search asks for is kept between searches, never past a write: its
+    own connection's, or another's."""
+    root = make_vault({"a/one.md": "# One\n\nalpha\n", "b/two.md": "# Two\n\nalpha\n"})
+    reader, writer = open_vault(root), open_vault(root)
+    reader.sync()
+    assert reader.store.note_count(("a/**",)) == 1
+    assert reader.store.note_count() == reader.store.note_count() == 2  # the second is kept
+    (root / "a/three.md").write_text("# Three\n\nalpha\n", encoding="utf-8")
+    assert writer.sync().added == ["a/three.md"]  # another connection's commit
+    assert reader.store.note_count(("a/**",)) == 2
+    assert reader.store.note_count() == 3
+    (root / "b/two.md").unlink()
+    assert reader.sync().deleted == ["b/two.md"]  # its own
+    assert reader.store.note_count() == 2
+    assert reader.search("alpha").matched == 2

@@ -220,3 +220,38 @@ def test_every_notes_ids_are_read_a_page_at_a_time_with_the_same_rows(
         )
         opened.rebuild()  # every note's memory rows and pinyin derived again, 2 ids a page
         assert _derived(opened.store) == whole
+
+
+def test_a_sync_compares_once_unless_a_write_lands_between_its_look_and_its_lock(
+    tmp_path: Path, on_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {f"n{i}.md": f"# Note {i}\n\nplain words {i}\n" for i in range(4)}
+    vault = build_vault(tmp_path / "v", files)
+    with lore.open(vault) as opened, lore.open(vault) as other:
+        opened.sync()
+        stamps_read = []
+        stamps = opened.store.note_stamps
+        monkeypatch.setattr(opened.store, "note_stamps", lambda: stamps_read.append(1) or stamps())
+        _touch(vault / "n1.md", "# Note 1\n\nedited once\n")
+        assert opened.sync().changed == ["n1.md"]
+        assert len(stamps_read) == 1  # the look's comparison was taken under the lock
+
+        # Another writer commits after the look: the comparison is made again under the lock.
+        _touch(vault / "n2.md", "# Note 2\n\nzebracorn\n")
+        (vault / "n3.md").unlink()
+        transaction = opened.store.transaction
+
+        def after_the_other(*args: Any, **kwargs: Any) -> Any:
+            assert other.sync().changed == ["n2.md"]  # the other took n2 and n3 first
+            return transaction(*args, **kwargs)
+
+        monkeypatch.setattr(opened.store, "transaction", after_the_other)
+        stamps_read.clear()
+        report = opened.sync()
+        assert len(stamps_read) == 2
+        assert (report.added, report.changed, report.deleted) == ([], [], [])
+        assert report.unchanged == 3
+        monkeypatch.undo()
+        assert opened.sync().wrote is False
+        assert [h.path for h in opened.search("zebracorn", limit=5)] == ["n2.md"]
+        assert sorted(p for p, _m, _s in opened.store.note_stamps()) == ["n0.md", "n1.md", "n2.md"]

@@ -171,13 +171,16 @@ class PgBase(SqlBase):
         import psycopg
 
         with self._connected(), self.conn.transaction():
+            # Not counted as statements: taking the lock changes no generation (a sync keeps
+            # what it compared before it unless a write landed).
+            conn = self.conn
             try:
-                self.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
-                self.execute("SELECT pg_advisory_xact_lock(?)", (lock_key(self.namespace),))
-                self.execute("SET LOCAL lock_timeout = 0")
+                conn.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(self.namespace),))
+                conn.execute("SET LOCAL lock_timeout = 0")
                 # The index being written is in memory, mostly: a sync of a few notes looks
                 # their rows up (the default, 4, is a disk's) rather than reading whole tables.
-                self.execute(f"SET LOCAL random_page_cost = {SYNC_RANDOM_PAGE_COST}")
+                conn.execute(f"SET LOCAL random_page_cost = {SYNC_RANDOM_PAGE_COST}")
             except psycopg.errors.LockNotAvailable:
                 raise IndexBusyError(
                     f"index busy: another lore process is writing the vault {self.namespace}"

@@ -27,6 +27,16 @@ def _part_match(query: TextQuery) -> str:
 class SqliteSearch(SearchSql, SqliteBase):
     _reader_at: tuple[str, int] | None = None  # (name, flags) to open the second connection
     part_reader: PartReader | None = None  # opened by the first search that ranks parts
+    _counted: tuple[object, int] | None = None  # ((generation, allow), notes) last counted
+
+    def note_count(self, allow: tuple[str, ...] | None = None) -> int:
+        """Notes in the index (that the access rule allows), counted again only when the
+        index changed: every search asks, and counting is a pass over the notes (12 ms a
+        search at a million notes)."""
+        key = (self.generation(), allow)
+        if self._counted is None or self._counted[0] != key:
+            self._counted = (key, super().note_count(allow))
+        return self._counted[1]
 
     def _frequencies_within(self, tokens: list[str], allow: tuple[str, ...]) -> dict[str, int]:
         where, params = self.allow_sql(allow)
@@ -47,13 +57,19 @@ class SqliteSearch(SearchSql, SqliteBase):
         self, query: TextQuery, filters: Filters, limit: int, weights: list[float]
     ) -> list[tuple[int, float]]:
         """(note id, BM25 score as a positive number) for the best `limit` notes, ties by
-        path.
+        path."""
+        rows = self._best_by_bm25(fts_match(query, scored=True), weights, filters, limit)
+        return [(nid, round(-score, 6)) for nid, score in rows]
+
+    def _best_by_bm25(
+        self, match: str, weights: list[float], filters: Filters, limit: int
+    ) -> list[tuple[int, float]]:
+        """(note id, FTS5's bm25, lower is better) of the best `limit` notes matching
+        `match` that pass the filters, ties by path.
 
         Without filters the FTS table is ranked alone (joining `notes` for every matching
         row doubles the cost at 100k notes); a few extra rows are fetched so ties at the
-        cut can be ordered by path, and the join is used only when a tie runs past them.
-        """
-        match = fts_match(query, scored=True)
+        cut can be ordered by path, and the join is used only when a tie runs past them."""
         where, params = self.filter_sql(filters)
         if not where:
             fetch = limit + TIE_MARGIN
@@ -68,13 +84,13 @@ class SqliteSearch(SearchSql, SqliteBase):
                     self.query(f"SELECT id, path FROM notes WHERE id IN ({marks(ids)})", ids)
                 )
                 ordered = sorted(rows, key=lambda r: (r[1], paths[r[0]]))[:limit]
-                return [(int(nid), round(-float(score), 6)) for nid, score in ordered]
+                return [(int(nid), float(score)) for nid, score in ordered]
         sql = (
             "SELECT n.id, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN notes n ON n.id = fts.rowid"
             f" WHERE fts MATCH ?{where} ORDER BY s, n.path LIMIT ?"
         )
         rows = self.query(sql, [*weights, match, *params, limit])
-        return [(int(nid), round(-float(score), 6)) for nid, score in rows]
+        return [(int(nid), float(score)) for nid, score in rows]
 
     def rank_sections(
         self, query: TextQuery, filters: Filters, limit: int, ids: list[int] | None = None
@@ -166,10 +182,5 @@ class SqliteSearch(SearchSql, SqliteBase):
 
     def name_candidates(self, query: TextQuery, filters: Filters, pool: int) -> list[int]:
         """The best `pool` notes by BM25 of the query in their names (the title field)."""
-        where, params = self.filter_sql(filters)
-        rows = self.query(
-            "SELECT n.id, bm25(fts, 1.0, 0.0, 0.0, 0.0) AS s FROM fts JOIN notes n"
-            f" ON n.id = fts.rowid WHERE fts MATCH ?{where} ORDER BY s, n.path LIMIT ?",
-            [fts_match(query), *params, pool],
-        )
-        return [int(r[0]) for r in rows]
+        title_only = [1.0] + [0.0] * (len(FTS_COLUMNS) - 1)
+        return [nid for nid, _s in self._best_by_bm25(fts_match(query), title_only, filters, pool)]
