@@ -185,7 +185,7 @@ def scan_vault(root: Path, skipped: list[Skipped], *, gitignore: bool = True) ->
                 continue
             if not entry.name.lower().endswith(NOTE_SUFFIXES) or rules.ignored(rel, folder=False):
                 continue
-            if _undecodable(entry.name):
+            if not entry.name.isascii() and _undecodable(entry.name):
                 skipped.append(Skipped(_printable(rel), _BAD_NAME.format("file")))
                 continue
             if is_link:
@@ -202,5 +202,5 @@ def scan_vault(root: Path, skipped: list[Skipped], *, gitignore: bool = True) ->
                 skipped.append(Skipped(rel, f"is {kind}, not a regular file; skipped"))
                 continue
             files.append(FileStat(rel, clamp_stat(st.st_mtime_ns), st.st_size))
-        yield from sorted(files, key=lambda f: f.path)
+        yield from reversed(files)  # met by name, last first: one folder's, so path order
         stack.extend(sorted(subfolders, key=lambda s: s[1], reverse=True))

@@ -67,7 +67,7 @@ class NotesSql(SqlBase):
         at a time: what a sync compares its scan with (lore.index.compare), without a row
         object per note."""
         for rows in self.note_pages("path, mtime_ns, size", "path", STAMP_PAGE):
-            yield from ((str(p), int(m), int(s)) for p, m, s in rows)
+            yield from rows  # text, integer, integer: both drivers' str and int already
 
     def stored_notes_of(
         self, paths: Sequence[str], *, hashes: bool = True
