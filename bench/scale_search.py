@@ -196,7 +196,7 @@ def build_in_steps(vault: Path, copy: Path, db: str | None, step: int) -> dict[s
 
         linked = 0
         for path in note_files(vault):
-            target = copy / path.relative_to(vault)
+            target = copy / os.path.relpath(path, vault)
             if target.exists():
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -101,4 +101,4 @@ def test_note_files_walks_in_sorted_path_order(tmp_path: Path) -> None:
 
     names = ["b.md", "a-b.md", "a/b.md", "a/c/d.md", "a.md", "ab/x.md", "z.txt", "A.md"]
     build_vault(tmp_path, {name: "x" for name in names})
-    assert list(note_files(tmp_path)) == sorted(tmp_path.rglob("*.md"))
+    assert [Path(p) for p in note_files(tmp_path)] == sorted(tmp_path.rglob("*.md"))
