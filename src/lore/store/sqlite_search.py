@@ -78,6 +78,8 @@ class SqliteSearch(SearchSql, SqliteBase):
                 " ORDER BY s LIMIT ?",
                 [*weights, match, fetch],
             )
+            if not rows:
+                return []
             if len(rows) < fetch or rows[-1][1] != rows[limit - 1][1]:
                 ids = [int(r[0]) for r in rows]
                 paths = dict(
