@@ -311,8 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.new_database(database)
         db = server.database_url(database) + f"&vault={PG_VAULT}"
     run: dict[str, Any] = {"size": args.size, "backend": args.backend}
-    if args.steps:
-        step = str(args.steps)
+    if args.linked and (args.build or args.steps):  # without --steps: in one sync
+        step = str(args.steps or sys.maxsize)
         run["build"] = _in_child(["--steps-child", str(vault), str(copy), db or "-", step])
     elif args.build:
         run["build"] = _in_child(["--build-child", str(vault), db or "-"])
