@@ -157,7 +157,7 @@ def floor_seconds(vault: Path) -> float:
         with con:
             for path in note_files(vault):
                 text = Path(path).read_bytes().decode("utf-8")
-                con.execute("INSERT INTO t VALUES (?, ?)", (str(path), text))
+                con.execute("INSERT INTO t VALUES (?, ?)", (path, text))
         con.close()
     return time.perf_counter() - t
 

@@ -34,7 +34,7 @@ from ..model.sync import Skipped, SyncReport
 from ..store.base import Store
 from ..store.note_rows import NoteRow, StoredNote, Unreadable
 from ..store.sqlite import TOKENIZER_VERSION
-from .compare import Comparison, compare
+from .compare import compare
 from .parallel import jobs_for, ordered_map, requested_jobs
 from .pinyin import derive_pinyin
 
@@ -358,27 +358,24 @@ def sync(
     files = ScannedFiles(scan_vault(root, run.skipped, gitignore=gitignore))
 
     # A read-only look first: when nothing needs reading and nothing vanished, take no lock.
-    looked: tuple[tuple[int, int], dict[str, Unreadable], Comparison] | None = None
+    looked: tuple[int, int] | None = None  # the generation the look compared with
     if not rebuild and not (views is not None and views.stale(store)):
         with store.snapshot():
             bad = store.unreadable()
-            seen = store.generation()  # of what this snapshot reads
+            looked = store.generation()
             found = compare(files, store.note_stamps(), bad)
         if found.nothing_to_do:
             run.unchanged = found.unchanged
             run.skipped += [unreadable(p, bad[p].reason, kept=k) for p, k in found.unreadable]
             return run.report(started)
-        looked = (seen, bad, found)
 
     with store.transaction():
-        # Under the write lock: the look holds unless a write landed since (a million notes'
-        # stamps compared again cost a third of an edit's sync).
-        if looked is not None and looked[0] == store.generation():
-            _seen, bad, found = looked
-        else:
+        # Under the write lock the look holds unless a write landed since: a million notes'
+        # stamps compared again cost a third of an edit's sync.
+        if looked is None or looked != store.generation():
             bad = store.unreadable()
             found = compare(files, store.note_stamps(), bad, rebuild=rebuild)
-        del files, looked  # a million scanned files: what is left to do is in `found`
+        del files  # a million scanned files: what is left to do is in `found`
         # The notes this sync re-derives or deletes, read whole; the others only compared.
         # A rebuild derives every note whatever its hash: their ids alone.
         stored = store.stored_notes_of(sorted(found.indexed) + found.gone, hashes=not rebuild)
