@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lore
+from lore.index import compare as compare_mod
 from lore.index.compare import Comparison, compare
-from lore.ingest.scan import FileStat, ScannedFiles
+from lore.ingest.scan import FileStat, ScannedFiles, scan_vault
 from lore.store import notes as store_notes
 from lore.store import sql_base
 from lore.store.note_rows import Unreadable
@@ -66,12 +67,14 @@ def test_scanned_files_give_back_what_a_list_of_them_holds(stats: list[FileStat]
         held[len(stats)]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
     files=st.dictionaries(st.sampled_from(PATHS), stat_of),
     stored=st.dictionaries(st.sampled_from(PATHS), stat_of),
     bad=st.dictionaries(st.sampled_from(PATHS), stat_of),
     rebuild=st.booleans(),
+    scan_sorted=st.booleans(),
+    stamps_sorted=st.integers(0, len(PATHS)),
     order=st.randoms(use_true_random=False),
 )
 def test_the_comparison_decides_what_the_dict_of_every_note_decided(
@@ -79,15 +82,73 @@ def test_the_comparison_decides_what_the_dict_of_every_note_decided(
     stored: dict[str, tuple[int, int]],
     bad: dict[str, tuple[int, int]],
     rebuild: bool,
+    scan_sorted: bool,
+    stamps_sorted: int,
     order: Any,
 ) -> None:
-    scan = ScannedFiles(FileStat(p, m, s) for p, (m, s) in sorted(files.items()))
+    scanned = sorted(files.items())
+    if not scan_sorted:
+        order.shuffle(scanned)
+    scan = ScannedFiles(FileStat(p, m, s) for p, (m, s) in scanned)
     unreadable = {p: Unreadable(m, s, "not UTF-8") for p, (m, s) in bad.items()}
-    stamps = [(p, m, s) for p, (m, s) in stored.items()]
-    order.shuffle(stamps)  # a database's order of paths need not be Python's
-    got = compare(scan, stamps, unreadable, rebuild=rebuild)
+    stamps = sorted((p, m, s) for p, (m, s) in stored.items())
+    # A database's order of paths need not be Python's: in order up to some stamp, then not.
+    tail = stamps[stamps_sorted:]
+    order.shuffle(tail)
+    stamps[stamps_sorted:] = tail
+    got = compare(scan, iter(stamps), unreadable, rebuild=rebuild)
     assert got == former(scan, stored, unreadable, rebuild)
     assert got.nothing_to_do == (not got.pending and not got.gone and not got.unreadable_gone)
+
+
+def test_files_in_path_order_are_compared_without_a_map_of_their_paths(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The walk beside the stamps places them all; the map is for stamps out of order."""
+    scan = ScannedFiles(FileStat(p, 1, 10) for p in sorted(PATHS))
+    stamps = [(p, 1, 10 if p != "d.md" else 11) for p in sorted(PATHS) if p != "b/c.md"]
+    built: list[int] = []
+    real = compare_mod._merge
+
+    def counting(*args: Any) -> Any:
+        rest = real(*args)
+        built.append(0 if rest is None else 1)
+        return rest
+
+    monkeypatch.setattr(compare_mod, "_merge", counting)
+    got = compare(scan, stamps + [("zz.md", 1, 1)], {})
+    assert built == [0]
+    assert [s.path for s in got.pending] == ["b/c.md", "d.md"] and got.indexed == {"d.md"}
+    assert got.gone == ["zz.md"] and got.unchanged == 4
+    out_of_order = compare(scan, [("zz.md", 1, 1), *stamps], {})
+    assert built == [0, 1] and out_of_order == got
+
+
+NAME = st.text(st.sampled_from("ab-._0Z中 "), min_size=1, max_size=4).filter(
+    lambda n: not n.startswith(".")  # hidden: not a note's folder or name
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tree=st.lists(st.lists(NAME, min_size=1, max_size=3), min_size=1, max_size=12))
+def test_a_scan_lists_files_in_the_order_of_their_paths_as_strings(
+    tmp_path_factory: pytest.TempPathFactory, tree: list[list[str]]
+) -> None:
+    """What the comparison's walk relies on: "b.md" < "b/c.md" < "b0.md", whatever the
+    folders (a scan that listed a folder's files before its subfolders did not)."""
+    root = tmp_path_factory.mktemp("v")
+    made: set[str] = set()
+    for parts in tree:
+        *folders, name = parts
+        rel = "/".join([*folders, f"{name}.md"])
+        target = root / rel
+        if any(p.is_file() for p in [*target.parents, target]) or target.is_dir():
+            continue  # a file where a folder goes, or the other way round
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("x", encoding="utf-8")
+        made.add(rel)
+    paths = [f.path for f in scan_vault(root, [])]
+    assert paths == sorted(made)
 
 
 def _touch(path: Path, text: str) -> None:

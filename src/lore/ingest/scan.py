@@ -10,6 +10,7 @@ import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import overload
 
@@ -139,7 +140,10 @@ def _printable(rel: str) -> str:
 
 
 def scan_vault(root: Path, skipped: list[Skipped], *, gitignore: bool = True) -> Iterator[FileStat]:
-    """Yield every note file under `root` (resolved), in sorted path order.
+    """Yield every note file under `root` (resolved), in the order of their paths as strings
+    (code points: the order of SQLite's BINARY and PostgreSQL's "C" collation), so a sync
+    can walk the index's stamps beside the scan (lore.index.compare) without a map of every
+    path.
 
     Files that are not taken are appended to `skipped` with a reason when the user would
     want to know (a symlink leaving the vault, an unreadable folder, a name that is not
@@ -147,9 +151,14 @@ def scan_vault(root: Path, skipped: list[Skipped], *, gitignore: bool = True) ->
     unless `gitignore` is off, `.loreignore`).
     """
     top = Ignores.for_vault(root, load_ignore(root, skipped), gitignore=gitignore)
-    stack: list[tuple[Path, str, Ignores]] = [(root, "", top)]
+    # What is left to yield, last first: files, and folders to list when their turn comes.
+    stack: list[FileStat | tuple[Path, str, Ignores]] = [(root, "", top)]
     while stack:
-        folder, rel_folder, rules = stack.pop()
+        item = stack.pop()
+        if isinstance(item, FileStat):
+            yield item
+            continue
+        folder, rel_folder, rules = item
         if rel_folder:
             rules = rules.enter(rel_folder)
         try:
@@ -157,8 +166,8 @@ def scan_vault(root: Path, skipped: list[Skipped], *, gitignore: bool = True) ->
         except OSError as exc:
             skipped.append(Skipped(rel_folder or ".", f"cannot read folder: {exc.strerror}"))
             continue
-        subfolders: list[tuple[Path, str, Ignores]] = []
-        files: list[FileStat] = []
+        # By the name each gives its paths: "b/" sorts after "b.md" and before "b0.md".
+        found: list[tuple[str, FileStat | tuple[Path, str, Ignores]]] = []
         for entry in entries:
             rel = f"{rel_folder}{entry.name}"
             try:
@@ -174,7 +183,7 @@ def scan_vault(root: Path, skipped: list[Skipped], *, gitignore: bool = True) ->
                 if _undecodable(entry.name):
                     skipped.append(Skipped(_printable(rel + "/"), _BAD_NAME.format("folder")))
                     continue
-                subfolders.append((Path(entry.path), rel + "/", rules))
+                found.append((entry.name + "/", (Path(entry.path), rel + "/", rules)))
                 continue
             if is_link and os.path.isdir(entry.path):
                 if entry.name not in ALWAYS_IGNORED_DIRS and not rules.ignored(rel, folder=True):
@@ -201,6 +210,6 @@ def scan_vault(root: Path, skipped: list[Skipped], *, gitignore: bool = True) ->
             if kind is not None:  # a FIFO, socket or device named like a note
                 skipped.append(Skipped(rel, f"is {kind}, not a regular file; skipped"))
                 continue
-            files.append(FileStat(rel, clamp_stat(st.st_mtime_ns), st.st_size))
-        yield from reversed(files)  # met by name, last first: one folder's, so path order
-        stack.extend(sorted(subfolders, key=lambda s: s[1], reverse=True))
+            found.append((entry.name, FileStat(rel, clamp_stat(st.st_mtime_ns), st.st_size)))
+        found.sort(key=itemgetter(0), reverse=True)  # met by name, last first: nearly sorted
+        stack.extend(item for _name, item in found)
