@@ -231,6 +231,14 @@ def render(info: dict[str, Any], run: dict[str, Any]) -> str:
         ("peak RSS MB", fmt(run["peak_rss_mb"], 0)),
     ]
     lines = ["# Searches of a kept index", "", *info_lines(info), ""]
+    built = run.get("build")
+    if built is not None:  # measured in its own process, before the searches' one
+        lines += [
+            f"Built first: {built['added']} notes added in {fmt(built['build_s'], 1)} s"
+            f" ({len(built.get('syncs', [])) or 1} sync(s)), peak RSS"
+            f" {fmt(built['peak_rss_mb'], 0)} MB.",
+            "",
+        ]
     lines += md_table([name for name, _v in columns], [[value for _n, value in columns]])
     lines += ["", "Where the time goes (ms per query inside each; calls per query):", ""]
     inside = run["inside_ms_per_query"]

@@ -52,6 +52,12 @@ def test_searches_are_timed_per_step(
     text = scale_search.render({**info, "command": "c"}, {**run, "size": 4, "backend": backend})
     assert f"| 4 | {backend} |" in text
     assert "| rank |" in text
+    assert "Built first" not in text  # no build in this run
+    shown = scale_search.render(
+        {**info, "command": "c"}, {**run, "size": 4, "backend": backend, "build": built}
+    )
+    assert f"Built first: {len(NOTES)} notes added in " in shown
+    assert f"(1 sync(s)), peak RSS {built['peak_rss_mb']:.0f} MB." in shown
 
 
 def test_the_steps_are_put_back() -> None:

@@ -269,6 +269,8 @@ def test_every_notes_ids_are_read_a_page_at_a_time_with_the_same_rows(
         "entities/李四.md": card.format("Li Si, 四哥", "李四", "负责人。"),
     }
     files |= {f"笔记/第{i}篇.md": f"# 张三的笔记{i}\n\n张三和李四开会。\n" for i in range(5)}
+    # Paths other collations order otherwise (case, "/" against "." and digits).
+    files |= {name: "# x\n" for name in ("B.md", "a.md", "a/b.md", "a0.md", "a b.md")}
     vault = build_vault(tmp_path / "v", files, index=True)
     with lore.open(vault) as opened:
         whole = _derived(opened.store)
@@ -276,6 +278,16 @@ def test_every_notes_ids_are_read_a_page_at_a_time_with_the_same_rows(
         assert whole["name_pinyin"] and whole["entity_mentions"]  # something derived
         monkeypatch.setattr(sql_base, "ID_PAGE", 2)
         assert list(opened.store.note_ids(None)) == in_path_order
+        # Some notes' ids, in path order, whatever the order (and repeats) they are asked in,
+        # read a chunk of paths at a time: a path no note has is left out.
+        monkeypatch.setattr(opened.store, "CHUNK", 3)
+        asked = [*reversed(sorted(files)), "a.md", "nowhere.md", "B.md"]
+        assert list(opened.store.note_ids(asked)) == in_path_order
+        by_path = dict(zip(sorted(files), in_path_order, strict=True))
+        assert list(opened.store.note_ids(["a0.md", "a/b.md"])) == [
+            by_path["a/b.md"],
+            by_path["a0.md"],
+        ]
         assert [n for page in opened.store.note_id_pages(by_path=False) for n in page] == sorted(
             in_path_order
         )

@@ -411,12 +411,14 @@ def sync(
             store.clear_unreadable(path)
         changed = bool(run.added or run.changed or run.deleted or rebuild)
         deleted_ids = [stored[path].id for path in run.deleted]
+        # The terms' counts handed over now, not held (up to DF_HELD_TERMS: ~35 MB) while
+        # the memory views and the pinyin are derived.
+        run.apply_df()
         full = rebuild
         if views is not None and (changed or views.stale(store)):
             full = views.derive(store, run.added + run.changed, deleted_ids, full=rebuild)
         if changed or full:  # after memory: a note's entity names are pinyin names too
             derive_pinyin(store, run.added + run.changed, deleted_ids, full=full)
-        run.apply_df()
         if changed:
             store.set_meta("last_sync", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     report = run.report(started)
