@@ -62,6 +62,9 @@ def test_scanned_files_give_back_what_a_list_of_them_holds(stats: list[FileStat]
     assert len(held) == len(stats) and list(held) == stats
     assert [held[i] for i in range(-len(stats), len(stats))] == stats + stats
     assert list(held[1::2]) == stats[1::2]
+    paths = [s.path for s in stats]
+    assert held.in_order == all(a < b for a, b in zip(paths, paths[1:], strict=False))
+    assert held[1::2].in_order == all(a < b for a, b in zip(paths[1::2], paths[3::2], strict=False))
     assert held == ScannedFiles(stats) and (held == ScannedFiles(stats[1:])) == (stats == stats[1:])
     with pytest.raises(IndexError):
         held[len(stats)]

@@ -5,15 +5,15 @@ The index's stamps are read a page at a time in path order (Store.note_stamps) a
 beside the scan, which lists files in the same order (lore.ingest.scan), so a sync holds no
 row object per indexed note, nor a map of every path: a no-op sync of a million notes held
 every note's id, stat, hash and date source (about 460 bytes a note) to find that nothing
-changed, and then a dict of every path (80 MB). Only the notes the sync re-derives or
-deletes are read whole (Store.stored_notes_of).
+changed, and then a dict of every path (63 MB for a million). Only the notes the sync
+re-derives or deletes are read whole (Store.stored_notes_of).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import chain, pairwise
+from itertools import chain
 
 from ..ingest.scan import ScannedFiles
 from ..store.note_rows import Unreadable
@@ -52,7 +52,7 @@ def compare(
     seen = bytearray(len(files))  # of each scanned file: 0, or INDEXED or CHANGED
     unplaced = iter(stamps)
     # Files in a scan's order (lore.ingest.scan) are walked beside the stamps.
-    rest = _merge(files, unplaced, seen, out.gone) if _in_order(files.paths) else unplaced
+    rest = _merge(files, unplaced, seen, out.gone) if files.in_order else unplaced
     if rest is not None:
         # Stamps the walk could not place (a database whose order of paths is not Python's,
         # files in another order): matched through a map of the files no note has yet.
@@ -87,20 +87,15 @@ def _state(files: ScannedFiles, index: int, mtime_ns: int, size: int) -> int:
     return INDEXED if files.stat(index) == (mtime_ns, size) else CHANGED
 
 
-def _in_order(paths: Sequence[str]) -> bool:
-    return all(a < b for a, b in pairwise(paths))
-
-
 def _merge(
     files: ScannedFiles,
     stamps: Iterator[tuple[str, int, int]],
     seen: bytearray,
     gone: list[str],
 ) -> Iterator[tuple[str, int, int]] | None:
-    """Match stamps in path order with the files (in path order) in one walk, without the
-    map of every path (some 80 MB at a million notes) for a sync that changes ten notes.
-    None when every stamp is placed; else, at the first stamp out of order, the stamps not
-    placed (that one first)."""
+    """Match stamps in path order with the files (in path order) in one walk. None when
+    every stamp is placed; else, at the first stamp out of order, the stamps not placed
+    (that one first)."""
     paths = files.paths
     at, last = 0, None
     for stamp in stamps:

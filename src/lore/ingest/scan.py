@@ -38,15 +38,20 @@ class ScannedFiles(Sequence[FileStat]):
     sync holds while it compares and the files it reads while it reads them. Each file read
     from it is a FileStat made on the way."""
 
-    __slots__ = ("paths", "_stats")
+    __slots__ = ("paths", "_stats", "in_order")
 
     def __init__(self, files: Iterable[FileStat] = ()) -> None:
         self.paths: list[str] = []
         self._stats = array("q")  # mtime_ns, size of each file in turn
+        # Each path after the one before it, as a scan lists them (lore.index.compare
+        # walks the index beside them): told as they come, not by another pass.
+        self.in_order = True
         for stat in files:
             self.append(stat)
 
     def append(self, stat: FileStat) -> None:
+        if self.in_order and self.paths and stat.path <= self.paths[-1]:
+            self.in_order = False
         self.paths.append(stat.path)
         self._stats.extend((stat.mtime_ns, stat.size))
 
