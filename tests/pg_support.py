@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from lore.store.jieba_words import TrigramWords, installed_words
 from lore.store.memory import MEMORY_TABLES
 from lore.store.pg_packs import Postings
 from lore.store.pg_schema import NOTES, Lexicon
@@ -231,17 +232,27 @@ def dump_pg_index(store: Any) -> dict[str, Any]:
     }
 
 
-def expected_postings(fields: Sequence[str]) -> tuple[int, dict[str, list[int]]]:
+def expected_postings(
+    fields: Sequence[str], trigrams: TrigramWords | None = None
+) -> tuple[int, dict[str, list[int]]]:
     """What a document's postings are, worked out the plain way (the test's reference for
     lore.store.pg_postings.postings_text): (its length in tokens, {term: its count in each
-    column}); terms are the tokens and the bigrams of adjacent one-character tokens."""
+    column}); terms are the tokens, the runs of two adjacent one-character tokens and the
+    runs of three that spell one of the `trigrams` words (default: the installed
+    dictionary's, what a new index holds), joined by spaces."""
+    words = (installed_words() if trigrams is None else trigrams).words
     size = 0
     counts: dict[str, list[int]] = {}
     for column, stream in enumerate(fields):
         tokens = stream.split()
         size += len(tokens)
-        pairs = [f"{a} {b}" for a, b in itertools.pairwise(tokens) if len(a) == len(b) == 1]
-        for term in tokens + pairs:
+        terms = list(tokens)
+        for n in (2, 3):
+            for i in range(len(tokens) - n + 1):
+                run = tokens[i : i + n]
+                if all(len(t) == 1 for t in run) and (n == 2 or "".join(run) in words):
+                    terms.append(" ".join(run))
+        for term in terms:
             counts.setdefault(term, [0] * len(fields))[column] += 1
     return size, counts
 

@@ -143,16 +143,16 @@ def test_a_large_sync_writes_each_term_row_once(
     of batches holding it (a batch sent before the load began, directly, writes its own
     terms' rows once more). Their pages keep room for it (m007_terms_room), so an updated
     row's new version stays on its page and no index of the table changes (a HOT
-    update)."""
+    update); a row written twice in the sync may find its page full."""
     monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 9)  # dozens of batches: a deferred load
     direct: dict[str, set[str]] = {"lex_terms": set(), "part_terms": set()}
     real = pg_postings.write_documents
 
-    def write(conn: Any, documents: Any, lx: Any = NOTES, *, load: int | None = None) -> None:
-        if load is None:
+    def write(conn: Any, documents: Any, lx: Any = NOTES, **kwargs: Any) -> None:
+        if kwargs["load"] is None:
             for _doc, fields in documents:
                 direct[lx.terms].update(expected_postings(fields)[1])
-        real(conn, documents, lx, load=load)
+        real(conn, documents, lx, **kwargs)
 
     monkeypatch.setattr(pg_postings, "write_documents", write)
 
@@ -190,7 +190,9 @@ def test_a_large_sync_writes_each_term_row_once(
         assert new_terms == terms - was[3], (table, first, second)
         sent_directly = len(direct[table])
         assert 500 < old_terms <= was[3] + sent_directly, (table, first, second, sent_directly)
-        assert hot - was[2] == old_terms, (table, first, second)
+        # A row written once finds room on its page; one written twice (by a batch sent
+        # directly, then by the load) may not.
+        assert old_terms - (hot - was[2]) <= sent_directly, (table, first, second)
 
 
 def test_notes_changed_and_removed_leave_their_blocks_as_if_never_packed(

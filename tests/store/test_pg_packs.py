@@ -20,6 +20,7 @@ from twin import Twin, make_twin, note_row
 import lore
 from lore.derive.fields import distinct_terms
 from lore.store import pg_batch, pg_packs, pg_postings
+from lore.store.jieba_words import TrigramWords
 from lore.store.pg_schema import NOTES
 from lore.store.postgres import PostgresStore
 from lore.store.query import TextQuery
@@ -158,16 +159,19 @@ _tokens = st.lists(
 @given(
     fields=st.lists(_tokens.map(" ".join), min_size=1, max_size=4),
     load=st.none() | st.integers(1, 99),
+    words=st.sets(st.sampled_from(["中国人", "国人中", "人人人", "中中国", "a中国"])),
 )
 def test_postings_as_copy_text_are_the_documents_postings(
-    pg_url: str, fields: list[str], load: int | None
+    pg_url: str, fields: list[str], load: int | None, words: set[str]
 ) -> None:
     """The sync's postings, written as COPY text (pg_postings.postings_text), arrive in
     PostgreSQL as the reference's (pg_support.expected_postings): each term, backslashes
-    included, with its counts per column, the batch and the document's length."""
+    included, with its counts per column, the batch and the document's length; the runs
+    of three one-character tokens spelling one of the index's trigram words."""
     import psycopg
 
-    size, text = pg_postings.postings_text(7, fields, load)
+    trigrams = TrigramWords(frozenset(words), "test")
+    size, text = pg_postings.postings_text(7, fields, load, trigrams=trigrams)
     tf = ", ".join(f"tf{i} integer" for i in range(len(fields)))
     with psycopg.connect(pg_url) as conn:
         conn.execute(
@@ -179,6 +183,6 @@ def test_postings_as_copy_text_are_the_documents_postings(
         with conn.cursor() as cur, cur.copy(f"COPY p ({columns}, {names}) FROM STDIN") as copy:
             copy.write(text)
         got = conn.execute(f"SELECT term, batch, doc, len, {names} FROM p").fetchall()
-    expected_size, counts = expected_postings(fields)
+    expected_size, counts = expected_postings(fields, trigrams)
     assert size == expected_size
     assert sorted(got) == sorted((t, load, 7, size, *n) for t, n in counts.items())

@@ -23,6 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..store.jieba_words import dictionary_file as _dictionary_file
+
 CACHE_NAME = "jieba-words.sqlite"  # with the installation's tag: see cache_name()
 # Past this the lookups cost about as much as loading the whole dictionary (2,000
 # characters: half of it; 4,000, the longest query: more).
@@ -196,15 +198,6 @@ def _engine() -> tuple[Any, Path] | None:
         sys.modules[name] = module  # `import rjieba` later reuses it (its __init__ imports it)
     engine = getattr(module, "Jieba", None)
     return (engine, path) if hasattr(engine, "empty") else None
-
-
-def _dictionary_file() -> Path | None:
-    """jieba's dictionary, the one rjieba embeds (found without importing jieba)."""
-    spec = importlib.util.find_spec("jieba")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "dict.txt"
-    return path if path.is_file() else None
 
 
 def _file_stamp(path: Path) -> str:

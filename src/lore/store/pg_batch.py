@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import pg_postings
+from .jieba_words import NO_WORDS, TrigramWords
 from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
@@ -74,12 +75,15 @@ class Batch:
         self.held += len(documents)
         self.characters += sum(len(s) for _id, fields in documents for s in fields)
 
-    def send(self, conn: Connection, *, load: int | None = None) -> None:
+    def send(
+        self, conn: Connection, *, load: int | None = None, trigrams: TrigramWords = NO_WORDS
+    ) -> None:
         """Write everything held (inside the caller's transaction), then forget it: the
         notes dropped first, then the new rows; with `load` (the batch's number in the
-        sync), the full-text postings wait in the load tables (pg_postings.write_documents)."""
+        sync), the full-text postings wait in the load tables (pg_postings.write_documents).
+        `trigrams`: the words the index holds as terms of three one-character tokens."""
         if self.dropped:
-            _drop_notes(conn, self.dropped)
+            _drop_notes(conn, self.dropped, trigrams)
         with conn.cursor() as cur:
             for (table, columns), rows in self.rows.items():
                 names = " (" + ", ".join(f'"{c}"' for c in columns) + ")" if columns else ""
@@ -87,7 +91,7 @@ class Batch:
                     for row in rows:
                         copy.write_row(row)
         for lx, documents in self.documents.items():
-            pg_postings.write_documents(conn, documents, lx, load=load)
+            pg_postings.write_documents(conn, documents, lx, load=load, trigrams=trigrams)
         self.rows.clear()
         self.documents.clear()
         self.notes.clear()
@@ -99,7 +103,7 @@ class Batch:
 NOTE_KEYS = {"notes": "id", "tags": "note_id", "links": "note_id", "sections": "note_id"}
 
 
-def _drop_notes(conn: Connection, dropped: dict[int, bool]) -> None:
+def _drop_notes(conn: Connection, dropped: dict[int, bool], trigrams: TrigramWords) -> None:
     """Delete the rows derived from these notes (and the rows of those marked True), the
     full text and the parts of all: a few statements for them all, not a few per note."""
     ids = sorted(dropped)
@@ -113,8 +117,8 @@ def _drop_notes(conn: Connection, dropped: dict[int, bool]) -> None:
     if rows:
         statements.append(f"DELETE FROM notes WHERE id = ANY({pg_postings.id_array(rows)})")
     parts = [int(r[0]) for r in conn.execute("; ".join(statements)).fetchall()]
-    pg_postings.delete_documents(conn, ids, NOTES)
-    pg_postings.delete_documents(conn, parts, PARTS)
+    pg_postings.delete_documents(conn, ids, NOTES, trigrams=trigrams)
+    pg_postings.delete_documents(conn, parts, PARTS, trigrams=trigrams)
 
 
 class Sender:

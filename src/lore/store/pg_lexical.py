@@ -20,12 +20,14 @@ score them without bringing any.
 
 How it is computed here (lore.store.pg_schema has the tables, lore.store.pg_postings
 writes them):
-- Single tokens, and phrases of two one-character tokens (most Chinese words), are terms of
-  their own: their notes, counts per column and document frequencies are in
+- Single tokens, phrases of two one-character tokens (most Chinese words) and of three
+  spelling a word of jieba's dictionary (lore.store.jieba_words) are terms of their own:
+  their notes, counts per column and document frequencies are in
   `lex_packs`/`lex_postings` (lore.store.pg_packs) and `lex_terms`.
-- Any other phrase (three characters or more, or with a longer token: "jira 1234") is
-  counted in the token streams (`lex_docs`) of the notes holding all of its terms, so its
-  position in a long note does not matter (no 16,383-position or 256-occurrence cap).
+- Any other phrase (a longer word, a name the dictionary lacks, a phrase with a longer
+  token: "jira 1234") is counted in the token streams (`lex_docs`) of the notes holding
+  all of its terms, so its position in a long note does not matter (no 16,383-position or
+  256-occurrence cap).
 - The server hands over each term's postings packed in bytes (its blocks as stored, its
   rows concatenated: no arithmetic, no grouping of notes); lore.store.pg_bm25 sums the
   scores with numpy in FTS5's order, so every score is FTS5's bit for bit and ties fall

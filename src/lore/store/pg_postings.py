@@ -3,8 +3,9 @@ as the sync gives them: nothing here tokenizes) become postings rows, its terms'
 column and its length, and the statistics BM25 reads (lore.store.pg_schema describes the
 tables; lore.store.pg_lexical ranks from them).
 
-Terms are the tokens, and the bigrams of two adjacent one-character tokens (most Chinese
-words), so a two-character word is looked up as one term. Documents are written a batch
+Terms are the tokens, the bigrams of two adjacent one-character tokens (most Chinese
+words) and the runs of three spelling a three-character word of jieba's dictionary
+(lore.store.jieba_words), so such words are looked up as one term. Documents are written a batch
 at a time (lore.store.pg_batch): their postings go through a temporary table by COPY, and
 the statistics (document frequencies, documents and tokens) are changed set-wise, each row
 once per batch (a common word's row updated once per note would be rewritten thousands of
@@ -30,6 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .jieba_words import NO_WORDS, TrigramWords
 from .pg_packs import hits_table, packed_records, split_packs, unpack_documents
 from .pg_schema import NOTES, PARTS, Lexicon
 
@@ -57,18 +59,26 @@ def is_pair_token(token: str) -> bool:
     return len(token) == 1
 
 
-def bigram(first: str, second: str) -> str:
-    # No token holds a space, so a bigram can never be mistaken for a token.
-    return f"{first} {second}"
+def joined(tokens: Sequence[str]) -> str:
+    """The term of two or three adjacent one-character tokens (a bigram, a trigram): no
+    token holds a space, so none of them can be mistaken for a token or for another."""
+    return " ".join(tokens)
 
 
-def postings_text(doc_id: int, fields: Sequence[str], load: int | None = None) -> tuple[int, str]:
+def postings_text(
+    doc_id: int,
+    fields: Sequence[str],
+    load: int | None = None,
+    *,
+    trigrams: TrigramWords = NO_WORDS,
+) -> tuple[int, str]:
     """(the note's length in tokens, its postings as rows of COPY's text format: term,
     the load's batch if given, the document, its length and the term's count in each
     column) for the note's token streams in the lexicon's column order. Terms are its
-    tokens and its bigrams of adjacent one-character tokens. Built as text in one pass: a
-    row tuple per posting for psycopg to format cost the sync's sending thread 40% more CPU
-    (a 10k first index writes 14M postings)."""
+    tokens, its bigrams of adjacent one-character tokens, and its runs of three spelling
+    one of the `trigrams` words (the index records which: lore.store.jieba_words). Built
+    as text in one pass: a row tuple per posting for psycopg to format cost the sync's
+    sending thread 40% more CPU (a 10k first index writes 14M postings)."""
     size = 0
     columns: list[Counter[str]] = []
     for stream in fields:
@@ -76,12 +86,17 @@ def postings_text(doc_id: int, fields: Sequence[str], load: int | None = None) -
         size += len(tokens)
         counts = Counter(tokens)
         counts.update(
-            [
-                bigram(a, b)
-                for a, b in zip(tokens, tokens[1:], strict=False)
-                if len(a) == 1 == len(b)
-            ]
+            [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False) if len(a) == 1 == len(b)]
         )
+        if trigrams.words:
+            words, runs = trigrams.words, zip(tokens, tokens[1:], tokens[2:], strict=False)
+            counts.update(
+                [
+                    f"{a} {b} {c}"
+                    for a, b, c in runs
+                    if len(a) == 1 == len(b) == len(c) and a + b + c in words
+                ]
+            )
         columns.append(counts)
     *heads, last = columns
     start = f"\t{doc_id}\t{size}\t" if load is None else f"\t{load}\t{doc_id}\t{size}\t"
@@ -150,6 +165,7 @@ def write_documents(
     lx: Lexicon = NOTES,
     *,
     load: int | None = None,
+    trigrams: TrigramWords = NO_WORDS,
 ) -> None:
     """Index these documents ((id, token streams in the lexicon's column order)); none of
     them may be indexed already (delete_documents first when one changed). Their terms'
@@ -157,7 +173,8 @@ def write_documents(
     once per batch, whatever the number of documents holding it. Three round trips: two
     COPYs and one statement of several parts. The stage tables must exist. With `load`
     (the batch's number in the sync, ascending), the postings wait in the load table for
-    `flush_loaded`, which must run before anything reads them."""
+    `flush_loaded`, which must run before anything reads them. `trigrams`: the words the
+    index holds as terms of three one-character tokens (postings_text)."""
     if not documents:
         return
     postings, terms = _stage(lx)
@@ -171,7 +188,7 @@ def write_documents(
         with cur.copy(f"COPY {target} ({columns}) FROM STDIN") as copy:
             lengths = []
             for doc_id, fields in documents:
-                size, text = postings_text(doc_id, fields, load)
+                size, text = postings_text(doc_id, fields, load, trigrams=trigrams)
                 lengths.append(size)
                 tokens += size
                 copy.write(text)
@@ -257,14 +274,20 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
     return "; ".join(out)
 
 
-def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOTES) -> None:
+def delete_documents(
+    conn: Connection,
+    doc_ids: Sequence[int],
+    lx: Lexicon = NOTES,
+    *,
+    trigrams: TrigramWords = NO_WORDS,
+) -> None:
     """Take these documents out of the index (ids not indexed are ignored), with their
     share of the document frequencies and statistics; a term no document holds any more
     is dropped. A document's postings are found from its token streams, through the
     primary key (no index by document: it would cost every insert a third more), in rows
     or in blocks (lore.store.pg_packs). Four round trips: the streams, a COPY of their
     postings, their terms' ids, and one statement of several parts. The stage tables
-    must exist."""
+    must exist; `trigrams` must be what the documents were written with."""
     if not doc_ids:
         return
     postings, _terms = _stage(lx)
@@ -279,7 +302,7 @@ def delete_documents(conn: Connection, doc_ids: Sequence[int], lx: Lexicon = NOT
         cur.copy(f"COPY {postings} ({_stage_columns(lx)}) FROM STDIN") as copy,
     ):
         for doc_id, *fields in rows:
-            copy.write(postings_text(doc_id, fields)[1])
+            copy.write(postings_text(doc_id, fields, trigrams=trigrams)[1])
     # Each term resolved to its id once, for the blocks, the rows and the counts below;
     # analysed before and after, the few postings of a few notes are looked up by key,
     # not joined with a pass over every term or block.

@@ -9,9 +9,10 @@ is this backend's own: an SQLite migration that adds a table needs one here too.
 Full text is not FTS5 here: lore.store.pg_lexical computes what FTS5's bm25() computes
 from these tables, over the same token stream:
 
-    lex_terms     a token, or two adjacent one-character tokens joined by a space (a
-                  bigram: most Chinese words), with the notes holding it in any column and
-                  per column (a query restricted to the title uses the title's count).
+    lex_terms     a token, or two or three adjacent one-character tokens joined by spaces
+                  (a bigram: most Chinese words; a trigram spelling a dictionary word,
+                  TRIGRAMS_META), with the notes holding it in any column and per column
+                  (a query restricted to the title uses the title's count).
     lex_postings  (term, note) with the term's count in each column and the note's length
                   in tokens: everything BM25 reads about a candidate, in one covering index.
     lex_packs     the same postings in blocks of up to PACK_SIZE of one term, packed in
@@ -34,6 +35,12 @@ from dataclasses import dataclass
 from typing import Any
 
 LEX_COLUMNS = ("title", "tags", "summary", "body")  # as lore.store.schema.FTS_COLUMNS
+# In meta: the digest of the three-character dictionary words (lore.store.jieba_words) the
+# full-text indexes hold as terms of three one-character tokens (trigrams), for every
+# document since they were made from nothing (a new index, a rebuild). Without it (an
+# older index) or with another dictionary installed, none is a term: such phrases are
+# counted in the token streams, as they always were, until a rebuild.
+TRIGRAMS_META = "lexicon_trigrams"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,205 @@
+"""Three adjacent one-character tokens spelling a word of jieba's dictionary are a term of
+their own on PostgreSQL (issue 15): a three-character Chinese word is looked up like a
+two-character one, not counted in the token streams of every note holding its bigrams (at
+100k notes, most of the slowest searches' time); any other run of three is counted, as
+before. An index made before holds no such terms, and one made with another dictionary
+uses none of its own: both count, with the same answers, until a rebuild (by any process)
+makes the installed dictionary's words terms; writers follow what the index holds, read
+under the write lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pg_support import expected_postings, postings_rows
+
+import lore
+from lore.store import pg_phrases
+from lore.store.jieba_words import NO_WORDS, TrigramWords, installed_words
+from lore.store.pg_phrases import LexicalQuery, resolve
+from lore.store.pg_schema import NOTES, PARTS, TRIGRAMS_META, Lexicon
+from lore.store.postgres import PostgresStore
+
+NOTES_TEXT = {
+    "sport/a.md": "# 运动员\n\n游泳运动员的训练。运动员 运动员\n\n## 记录\n\n他是运动员吗",
+    "sport/b.md": "# 运动\n\n运动和动员和员工，动员大会\n",  # 运动员's bigrams, apart
+    "bio/c.md": "# 古生物学家\n\n古生物学家命名了浮龙。生物学 生物学家\n",
+    "mixed/d.md": "# jira 1234\n\n运动员 jira 1234 基督教 的 教 基 督\n",
+}
+QUERIES = ("运动员", "古生物学家", "生物学", "基督教", "运动 员工", "jira 1234", "动员大会")
+# Words of the dictionary but the last two: 古生物学家 is counted in the notes holding its
+# trigram words 古生物 and 生物学; 动员大 in those holding 动员 and 员大.
+PHRASES = [
+    ("运", "动", "员"),
+    ("生", "物", "学"),
+    ("古", "生", "物", "学", "家"),
+    ("动", "员", "大"),
+]
+COUNTED = [("古", "生", "物", "学", "家"), ("动", "员", "大")]
+
+
+def write_vault(root: Path) -> None:
+    for rel, text in NOTES_TEXT.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def answers(vault: lore.Vault) -> list[list[tuple[str, float]]]:
+    return [
+        [(hit.path, round(hit.score, 6)) for hit in vault.search(q, mode="mode4")] for q in QUERIES
+    ]
+
+
+def counted_in_streams(store: PostgresStore, lx: Lexicon) -> list[tuple[str, ...]]:
+    """Which of PHRASES a search resolves by counting them in the token streams."""
+    resolved = resolve(store.lexical(), LexicalQuery(tuple(PHRASES)), [1.0] * lx.width, lx)
+    return [PHRASES[i] for i in sorted(resolved.counted)]
+
+
+def trigram_terms(store: PostgresStore) -> int:
+    sql = "SELECT count(*) FROM lex_terms WHERE cardinality(string_to_array(term, ' ')) = 3"
+    return int(store.query(sql)[0][0])
+
+
+def postings_of(store: PostgresStore, path: str) -> list[tuple[object, ...]]:
+    (note_id,) = store.query("SELECT id FROM notes WHERE path = ?", (path,))[0]
+    return [row for row in postings_rows(store.query, NOTES) if row[1] == note_id]
+
+
+def as_written(
+    store: PostgresStore, path: str, trigrams: TrigramWords | None = None
+) -> list[tuple[object, ...]]:
+    """The postings the note's token streams make (pg_support's reference; by default with
+    the installed dictionary's trigram words)."""
+    note_id, *fields = store.query(
+        "SELECT d.note_id, d.title, d.tags, d.summary, d.body FROM lex_docs d"
+        " JOIN notes n ON n.id = d.note_id WHERE n.path = ?",
+        (path,),
+    )[0]
+    size, counts = expected_postings(fields, trigrams)
+    return sorted((term, note_id, size, *n) for term, n in counts.items())
+
+
+def test_a_new_index_looks_three_characters_up_as_one_term(tmp_path: Path, pg_url: str) -> None:
+    root = tmp_path / "vault"
+    write_vault(root)
+    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
+        pg.sync()
+        sqlite.sync()
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        assert store.get_meta(TRIGRAMS_META) == installed_words().digest != ""
+        assert answers(pg) == answers(sqlite)
+        assert answers(pg)[0][0][0] == "sport/a.md"
+        assert counted_in_streams(store, NOTES) == COUNTED
+        assert counted_in_streams(store, PARTS) == COUNTED
+        assert postings_of(store, "sport/a.md") == as_written(store, "sport/a.md")
+        assert 0 < trigram_terms(store) < 10
+        assert store.fts_check() is None and store.df_drift() == 0
+
+
+def test_an_older_index_counts_them_until_a_rebuild(tmp_path: Path, pg_url: str) -> None:
+    """Made without trigram terms (as before this change: the mark taken away before the
+    first sync), an index keeps writing none, so no note is missing one it should hold,
+    and counts such phrases in the streams; another process's rebuild adds them, and a
+    handle opened before writes them from then on."""
+    root = tmp_path / "vault"
+    write_vault(root)
+    with (
+        lore.open(root, db=pg_url) as old,
+        lore.open(root, db=tmp_path / "i.sqlite") as sqlite,
+    ):
+        store = old.store
+        assert isinstance(store, PostgresStore)
+        store.delete_meta(TRIGRAMS_META)
+        old.sync()
+        sqlite.sync()
+        assert trigram_terms(store) == 0
+        assert counted_in_streams(store, NOTES) == PHRASES
+        assert answers(old) == answers(sqlite)
+        (root / "sport" / "b.md").write_text("# 运动员\n\n员工 运动员 运动\n", encoding="utf-8")
+        old.sync()
+        sqlite.sync()
+        assert trigram_terms(store) == 0
+        assert postings_of(store, "sport/b.md") == as_written(store, "sport/b.md", NO_WORDS)
+        assert answers(old) == answers(sqlite)
+
+        with lore.open(root, db=pg_url) as other:
+            other.rebuild()
+        assert trigram_terms(store) > 0
+        # 动员大: no note holds 动员 and 员大 since the edit, so none is read for it.
+        assert counted_in_streams(store, NOTES) == COUNTED[:1]
+        (root / "sport" / "b.md").write_text("# 动员\n\n动员 运动员 员工\n", encoding="utf-8")
+        old.sync()  # opened before the rebuild: it writes what the index holds now
+        sqlite.sync()
+        assert postings_of(store, "sport/b.md") == as_written(store, "sport/b.md")
+        assert answers(old) == answers(sqlite)
+        assert store.fts_check() is None and store.df_drift() == 0
+
+
+def test_an_index_made_with_another_dictionary_uses_none_of_its_words(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Its trigram terms are not the installed dictionary's: readers count every such
+    phrase, the next writer marks it as holding none and writes none (the old terms stay,
+    unread and consistent), and a rebuild makes the installed words terms."""
+    root = tmp_path / "vault"
+    write_vault(root)
+    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
+        pg.sync()
+        sqlite.sync()
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        made = trigram_terms(store)
+        store.set_meta(TRIGRAMS_META, "another-dictionary")
+        (root / "sport" / "b.md").write_text("# 运动员\n\n员工 运动员 运动\n", encoding="utf-8")
+        assert counted_in_streams(store, NOTES) == PHRASES
+        assert answers(pg) == answers(sqlite)
+        pg.sync()
+        sqlite.sync()
+        assert store.get_meta(TRIGRAMS_META) is None
+        assert postings_of(store, "sport/b.md") == as_written(store, "sport/b.md", NO_WORDS)
+        assert trigram_terms(store) == made  # sport/b.md held no trigram word before
+        assert counted_in_streams(store, NOTES) == PHRASES[:3]  # no note holds 动员大 now
+        assert answers(pg) == answers(sqlite)
+        assert store.fts_check() is None and store.df_drift() == 0
+        pg.rebuild()
+        assert store.get_meta(TRIGRAMS_META) == installed_words().digest
+        assert counted_in_streams(store, NOTES) == COUNTED[:1]
+        assert postings_of(store, "sport/b.md") == as_written(store, "sport/b.md")
+        assert answers(pg) == answers(sqlite)
+
+
+def test_a_phrase_counted_in_the_streams_reads_only_its_trigrams_notes(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A longer phrase is counted in the notes holding its trigram words and the bigrams
+    they do not cover (运动员工: 运动员 and 员工): a note holding its bigrams apart (b.md:
+    运动, 动员, 员工) is not read, nor one holding its word alone (a.md: 运动员)."""
+    root = tmp_path / "vault"
+    write_vault(root)
+    (root / "sport" / "e.md").write_text("# 运动员工\n\n运动员工会\n", encoding="utf-8")
+    asked: list[list[int]] = []
+    real = pg_phrases._count_statement
+
+    def spy(*args: object) -> object:
+        statement = real(*args)  # type: ignore[arg-type]
+        if statement is not None:
+            asked.append(statement[1]["docs"])
+        return statement
+
+    monkeypatch.setattr(pg_phrases, "_count_statement", spy)
+    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
+        pg.sync()
+        sqlite.sync()
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        ids = {str(p): int(i) for i, p in store.query("SELECT id, path FROM notes")}
+        query = LexicalQuery((("运", "动", "员", "工"),))
+        resolve(store.lexical(), query, [1.0] * NOTES.width, NOTES)
+        assert asked == [[ids["sport/e.md"]]]
+        hits = [h.path for h in pg.search("运动员工", mode="mode4")]
+        assert hits == [h.path for h in sqlite.search("运动员工", mode="mode4")]
+        assert hits[0] == "sport/e.md"
