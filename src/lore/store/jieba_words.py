@@ -53,10 +53,10 @@ def installed_words() -> TrigramWords:
     if path is None:
         return NO_WORDS
     words = frozenset(_THREE.findall(path.read_text(encoding="utf-8")))
-    return TrigramWords(words, digest_of(words))
+    return TrigramWords(words, _digest(words))
 
 
-def digest_of(words: frozenset[str]) -> str:
+def _digest(words: frozenset[str]) -> str:
     return hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()[:16]
 
 
