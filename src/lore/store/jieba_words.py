@@ -15,7 +15,6 @@ a word is a term in every note or in none, and counting stays exact either way.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import re
 from dataclasses import dataclass
@@ -57,6 +56,8 @@ def installed_words() -> TrigramWords:
 
 
 def _digest(words: frozenset[str]) -> str:
+    import hashlib  # not on a search's path: derive.segment finds the dictionary here
+
     return hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()[:16]
 
 
