@@ -9,6 +9,8 @@ under the write lock."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,19 @@ def write_vault(root: Path) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+@contextmanager
+def indexed(root: Path, pg_url: str) -> Iterator[tuple[lore.Vault, lore.Vault, PostgresStore]]:
+    """The vault indexed on PostgreSQL and on SQLite (beside it), and the PostgreSQL store."""
+    with (
+        lore.open(root, db=pg_url) as pg,
+        lore.open(root, db=root.parent / "i.sqlite") as sqlite,
+    ):
+        pg.sync()
+        sqlite.sync()
+        assert isinstance(pg.store, PostgresStore)
+        yield pg, sqlite, pg.store
 
 
 def answers(vault: lore.Vault) -> list[list[tuple[str, float]]]:
@@ -85,11 +100,7 @@ def as_written(
 def test_a_new_index_looks_three_characters_up_as_one_term(tmp_path: Path, pg_url: str) -> None:
     root = tmp_path / "vault"
     write_vault(root)
-    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
-        pg.sync()
-        sqlite.sync()
-        store = pg.store
-        assert isinstance(store, PostgresStore)
+    with indexed(root, pg_url) as (pg, sqlite, store):
         assert store.get_meta(TRIGRAMS_META) == installed_words().digest != ""
         assert answers(pg) == answers(sqlite)
         assert answers(pg)[0][0][0] == "sport/a.md"
@@ -147,11 +158,7 @@ def test_an_index_made_with_another_dictionary_uses_none_of_its_words(
     unread and consistent), and a rebuild makes the installed words terms."""
     root = tmp_path / "vault"
     write_vault(root)
-    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
-        pg.sync()
-        sqlite.sync()
-        store = pg.store
-        assert isinstance(store, PostgresStore)
+    with indexed(root, pg_url) as (pg, sqlite, store):
         made = trigram_terms(store)
         store.set_meta(TRIGRAMS_META, "another-dictionary")
         (root / "sport" / "b.md").write_text("# 运动员\n\n员工 运动员 运动\n", encoding="utf-8")
@@ -191,11 +198,7 @@ def test_a_phrase_counted_in_the_streams_reads_only_its_trigrams_notes(
         return statement
 
     monkeypatch.setattr(pg_phrases, "_count_statement", spy)
-    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
-        pg.sync()
-        sqlite.sync()
-        store = pg.store
-        assert isinstance(store, PostgresStore)
+    with indexed(root, pg_url) as (pg, sqlite, store):
         ids = {str(p): int(i) for i, p in store.query("SELECT id, path FROM notes")}
         query = LexicalQuery((("运", "动", "员", "工"),))
         resolve(store.lexical(), query, [1.0] * NOTES.width, NOTES)
