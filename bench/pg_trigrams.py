@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -37,7 +36,7 @@ from bench import pg_server
 from bench.metrics import percentile
 from bench.report import fmt, info_lines, md_table, run_info, write_outputs
 from bench.scale import PG_VAULT, WORK_DIR, peak_rss_mb
-from bench.scale_search import KEPT_SERVER
+from bench.scale_search import KEPT_SERVER, in_child
 
 KINDS = ("without", "with")
 
@@ -225,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: dict[str, Any] = {"size": args.size, "queries": len(queries), "builds": {}}
     for kind in KINDS if args.build else ():
         server.new_database(names[kind])
-        built = _in_child(["--build-child", str(vault), dbs[kind], kind])
+        built = in_child("bench.pg_trigrams", ["--build-child", str(vault), dbs[kind], kind])
         built["index_mb"] = server.schema_bytes(names[kind], PG_VAULT) / 2**20
         run["builds"][kind] = built
     missing = [name for name in names.values() if not server.has_database(name)]
@@ -233,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"no database {', '.join(missing)}: run with --build first")
     run["chinese"] = [i for i, q in enumerate(queries) if any("\u4e00" <= c <= "\u9fff" for c in q)]
     run["rounds"] = [
-        _in_child(["--paired-child", str(vault), json.dumps(dbs), str(sample)])
+        in_child("bench.pg_trigrams", ["--paired-child", str(vault), json.dumps(dbs), str(sample)])
         for _round in range(args.rounds)
     ]
     text = render(info, run)
@@ -241,16 +240,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_write:
         write_outputs("pg_trigrams", text, {**info, "run": run})
     return 0
-
-
-def _in_child(args: list[str]) -> dict[str, Any]:
-    out = WORK_DIR / "pg-trigrams-result.json"
-    out.unlink(missing_ok=True)
-    done = subprocess.run([sys.executable, "-m", "bench.pg_trigrams", *args, str(out)])
-    if done.returncode != 0 or not out.is_file():
-        raise SystemExit(f"{args[0]} failed with exit code {done.returncode}")
-    result: dict[str, Any] = json.loads(out.read_text())
-    return result
 
 
 if __name__ == "__main__":

@@ -321,15 +321,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: dict[str, Any] = {"size": args.size, "backend": args.backend}
     if args.linked and (args.build or args.steps):  # without --steps: in one sync
         step = str(args.steps or sys.maxsize)
-        run["build"] = _in_child(["--steps-child", str(vault), str(copy), db or "-", step])
+        run["build"] = in_child(
+            "bench.scale_search", ["--steps-child", str(vault), str(copy), db or "-", step]
+        )
     elif args.build:
-        run["build"] = _in_child(["--build-child", str(vault), db or "-"])
+        run["build"] = in_child("bench.scale_search", ["--build-child", str(vault), db or "-"])
     if args.linked:
         vault = copy
     sample = WORK_DIR / f"scale-search-queries-{args.queries}.json"
     sample.write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
     edit_profile = str(args.profile_edit.resolve()) if args.profile_edit else "-"
-    run |= _in_child(["--child", str(vault), db or "-", str(sample), edit_profile])
+    run |= in_child(
+        "bench.scale_search", ["--child", str(vault), db or "-", str(sample), edit_profile]
+    )
     text = render(info, run)
     print(text)
     if not args.no_write:
@@ -337,11 +341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _in_child(args: list[str]) -> dict[str, Any]:
-    out = WORK_DIR / "scale-search-result.json"
+def in_child(module: str, args: list[str]) -> dict[str, Any]:
+    """Run `python -m <module> ARGS... OUT` (one of its internal child modes) and return
+    the JSON it wrote to OUT, in bench/.work; a failed child stops the run."""
+    out = WORK_DIR / f"{module.rsplit('.', 1)[-1]}-result.json"
     out.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "bench.scale_search", *args, str(out)]
-    done = subprocess.run(cmd, check=False)
+    done = subprocess.run([sys.executable, "-m", module, *args, str(out)], check=False)
     if done.returncode != 0 or not out.is_file():
         raise SystemExit(f"{' '.join(args[:1])} failed with exit code {done.returncode}")
     result: dict[str, Any] = json.loads(out.read_text())
