@@ -89,14 +89,9 @@ def postings_text(
             [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False) if len(a) == 1 == len(b)]
         )
         if trigrams.words:
+            # Every word has three characters, so three tokens spelling one are one each.
             words, runs = trigrams.words, zip(tokens, tokens[1:], tokens[2:], strict=False)
-            counts.update(
-                [
-                    f"{a} {b} {c}"
-                    for a, b, c in runs
-                    if len(a) == 1 == len(b) == len(c) and a + b + c in words
-                ]
-            )
+            counts.update([f"{a} {b} {c}" for a, b, c in runs if a + b + c in words])
         columns.append(counts)
     *heads, last = columns
     start = f"\t{doc_id}\t{size}\t" if load is None else f"\t{load}\t{doc_id}\t{size}\t"
