@@ -1,6 +1,7 @@
 """`lore status` and `lore doctor` name the backend and its versions (issue 15): the
-PostgreSQL server's and pgvector's as the server reports them, or SQLite's and
-sqlite-vec's; a principal's status names none of them."""
+PostgreSQL server's and pgvector's as the server reports them (and whether the full-text
+index holds jieba's three-character words as terms), or SQLite's and sqlite-vec's; a
+principal's status names none of them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from conftest import build_vault
 from pg_support import PgServer
 
 import lore
+from lore.store.jieba_words import installed_words
 
 LORE = Path(sys.executable).with_name("lore")
 
@@ -30,7 +32,13 @@ def _expected(backend: str, request: pytest.FixtureRequest) -> dict[str, str]:
             "sqlite-vec": version("sqlite-vec"),
         }
     server: PgServer = request.getfixturevalue("pg_server")
-    return {"backend": "postgresql", "server": server.version, "pgvector": server.vector_version}
+    words = f"terms ({len(installed_words().words):,} words of jieba's dictionary)"
+    return {
+        "backend": "postgresql",
+        "server": server.version,
+        "pgvector": server.vector_version,
+        "three-character words": words,
+    }
 
 
 def test_status_and_doctor_name_the_backend_and_its_versions(

@@ -23,6 +23,12 @@ from lore.store.pg_phrases import LexicalQuery, resolve
 from lore.store.pg_schema import NOTES, PARTS, TRIGRAMS_META, Lexicon
 from lore.store.postgres import PostgresStore
 
+# What `lore status` and `lore doctor` say of them (the engine's "three-character words").
+WORDS = "three-character words"
+JIEBA = "words of jieba's dictionary)"
+COUNTED_IN = "counted in the notes (an index made"
+REBUILD = ": `lore rebuild` makes them terms)"
+
 NOTES_TEXT = {
     "sport/a.md": "# 运动员\n\n游泳运动员的训练。运动员 运动员\n\n## 记录\n\n他是运动员吗",
     "sport/b.md": "# 运动\n\n运动和动员和员工，动员大会\n",  # 运动员's bigrams, apart
@@ -102,6 +108,7 @@ def test_a_new_index_looks_three_characters_up_as_one_term(tmp_path: Path, pg_ur
     write_vault(root)
     with indexed(root, pg_url) as (pg, sqlite, store):
         assert store.get_meta(TRIGRAMS_META) == installed_words().digest != ""
+        assert store.engine()[WORDS] == f"terms ({len(installed_words().words):,} {JIEBA}"
         assert answers(pg) == answers(sqlite)
         assert answers(pg)[0][0][0] == "sport/a.md"
         assert counted_in_streams(store, NOTES) == COUNTED
@@ -128,6 +135,7 @@ def test_an_older_index_counts_them_until_a_rebuild(tmp_path: Path, pg_url: str)
         old.sync()
         sqlite.sync()
         assert trigram_terms(store) == 0
+        assert store.engine()[WORDS] == f"{COUNTED_IN} before they were terms{REBUILD}"
         assert counted_in_streams(store, NOTES) == PHRASES
         assert answers(old) == answers(sqlite)
         (root / "sport" / "b.md").write_text("# 运动员\n\n员工 运动员 运动\n", encoding="utf-8")
@@ -140,6 +148,7 @@ def test_an_older_index_counts_them_until_a_rebuild(tmp_path: Path, pg_url: str)
         with lore.open(root, db=pg_url) as other:
             other.rebuild()
         assert trigram_terms(store) > 0
+        assert store.engine()[WORDS].startswith("terms (")
         # 动员大: no note holds 动员 and 员大 since the edit, so none is read for it.
         assert counted_in_streams(store, NOTES) == COUNTED[:1]
         (root / "sport" / "b.md").write_text("# 动员\n\n动员 运动员 员工\n", encoding="utf-8")
@@ -161,6 +170,7 @@ def test_an_index_made_with_another_dictionary_uses_none_of_its_words(
     with indexed(root, pg_url) as (pg, sqlite, store):
         made = trigram_terms(store)
         store.set_meta(TRIGRAMS_META, "another-dictionary")
+        assert store.engine()[WORDS] == f"{COUNTED_IN} with another jieba dictionary{REBUILD}"
         (root / "sport" / "b.md").write_text("# 运动员\n\n员工 运动员 运动\n", encoding="utf-8")
         assert counted_in_streams(store, NOTES) == PHRASES
         assert answers(pg) == answers(sqlite)
