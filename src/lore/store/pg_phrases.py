@@ -300,12 +300,30 @@ def _trigram_words(conn: Connection, cache: ReadCache | None) -> TrigramWords:
     return kept
 
 
+def indexed_size(conn: Connection, lx: Lexicon, cache: ReadCache | None) -> tuple[int, int]:
+    """(documents, tokens) in the index: once per generation."""
+    size = cache.get(_size_key(lx)) if cache is not None else None
+    if size is None:
+        size = _size(conn.execute(f"SELECT docs, tokens FROM {lx.stats}").fetchone())
+        if cache is not None:
+            cache.put(_size_key(lx), size)
+    return int(size[0]), int(size[1])
+
+
+def _size_key(lx: Lexicon) -> tuple[str, str]:
+    return ("size", lx.stats)
+
+
+def _size(row: Sequence[Any] | None) -> tuple[int, int]:
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
 def _statistics(
     conn: Connection, wanted: Sequence[str], columns: Columns, lx: Lexicon, cache: ReadCache | None
 ) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
     """((documents, tokens) in the index, {term: (id, documents holding it)}) for the
     terms no note holds left out; what the cache lacks read in one round trip."""
-    size = cache.get(("size", lx.stats)) if cache is not None else None
+    size = cache.get(_size_key(lx)) if cache is not None else None
     terms: dict[str, tuple[int, int]] = {}
     missing: list[str] = []
     for term in dict.fromkeys(wanted):
@@ -321,8 +339,7 @@ def _statistics(
         sized = conn.execute(f"SELECT docs, tokens FROM {lx.stats}") if size is None else None
         found = conn.execute(lookup, (missing,)) if missing else None
     if sized is not None:
-        row = sized.fetchone()
-        size = (int(row[0]), int(row[1])) if row else (0, 0)
+        size = _size(sized.fetchone())
     read = {str(term): (int(tid), int(df)) for term, tid, df in (found or ())}
     if columns is not None and read:
         # The notes holding the term in those columns: FTS5's IDF under a column filter.
@@ -330,7 +347,7 @@ def _statistics(
         read = {t: (tid, int(postings[tid].holding(columns).sum())) for t, (tid, _) in read.items()}
     terms.update(read)
     if cache is not None:
-        cache.put(("size", lx.stats), size)
+        cache.put(_size_key(lx), size)
         for term in missing:
             cache.put(("term", lx.terms, columns, term), read.get(term, _ABSENT))
     assert size is not None
