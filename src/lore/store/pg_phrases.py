@@ -304,7 +304,7 @@ def indexed_size(conn: Connection, lx: Lexicon, cache: ReadCache | None) -> tupl
     """(documents, tokens) in the index: once per generation."""
     size = cache.get(_size_key(lx)) if cache is not None else None
     if size is None:
-        size = _size(conn.execute(f"SELECT docs, tokens FROM {lx.stats}").fetchone())
+        size = _size(conn.execute(_size_sql(lx)).fetchone())
         if cache is not None:
             cache.put(_size_key(lx), size)
     return int(size[0]), int(size[1])
@@ -312,6 +312,10 @@ def indexed_size(conn: Connection, lx: Lexicon, cache: ReadCache | None) -> tupl
 
 def _size_key(lx: Lexicon) -> tuple[str, str]:
     return ("size", lx.stats)
+
+
+def _size_sql(lx: Lexicon) -> str:
+    return f"SELECT docs, tokens FROM {lx.stats}"
 
 
 def _size(row: Sequence[Any] | None) -> tuple[int, int]:
@@ -336,7 +340,7 @@ def _statistics(
         return size, terms
     lookup = f"SELECT term, id, df FROM {lx.terms} WHERE term = ANY(%s)"
     with conn.pipeline():
-        sized = conn.execute(f"SELECT docs, tokens FROM {lx.stats}") if size is None else None
+        sized = conn.execute(_size_sql(lx)) if size is None else None
         found = conn.execute(lookup, (missing,)) if missing else None
     if sized is not None:
         size = _size(sized.fetchone())
