@@ -158,12 +158,6 @@ VARIANTS: tuple[tuple[str, str, Callable[[Sequence[Segment], float, Sequence[int
 )
 
 
-def _share(idf: float, freq: Any, size: Any, avgdl: float) -> Any:
-    from lore.store.pg_bm25 import K1, B
-
-    return idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
-
-
 def _blocks(conn: Any, lx: Lexicon, term_id: int) -> list[Postings]:
     """A term's postings block by block as stored (the rows small syncs wrote: one more)."""
     import numpy as np
@@ -191,6 +185,7 @@ def segments(conn: Any, r: Resolved) -> dict[str, list[Segment]]:
     import numpy as np
 
     from lore.store.pg_bm25 import K1, B
+    from lore.store.pg_bm25 import _term as share  # one phrase's share of a score, FTS5's
 
     width = len(r.weights)
     w = np.array([r.weights[i] if r.columns is None or i in r.columns else 0.0
@@ -202,13 +197,13 @@ def segments(conn: Any, r: Resolved) -> dict[str, list[Segment]]:
             blocks[term_id] = _blocks(conn, r.lx, term_id)
         for n, block in enumerate(blocks[term_id]):
             most = float(block.counts.max(axis=0) @ w)
+            shortest = np.array([block.lengths.min()])
             tops = {
-                "stored": _share(idf, most, float(block.lengths.min()), r.avgdl) if most else 0.0,
-                "exact": float(_share(idf, block.counts @ w, block.lengths, r.avgdl).max()),
+                "stored": float(share(idf, most, shortest, r.avgdl)[0]) if most else 0.0,
+                "exact": float(share(idf, block.counts @ w, block.lengths, r.avgdl).max()),
             }
-            first, last = int(block.docs.min()), int(block.docs.max())
+            first, last, key = int(block.docs.min()), int(block.docs.max()), (term_id, n)
             for bound, top in tops.items():
-                key = (term_id, n)
                 segment = Segment(block.docs, first, last, top, index, key, block.size, generating)
                 out[bound].append(segment)
     extra: list[Segment] = []
@@ -219,7 +214,7 @@ def segments(conn: Any, r: Resolved) -> dict[str, list[Segment]]:
             extra.append(Segment(block.docs, first, last, 0.0, -1 - k, key, block.size, False))
     for index, (counted, idf, generating) in r.counted.items():
         if counted.size:  # counted in the streams, not read as postings: no size
-            top = float(_share(idf, counted.counts @ w, counted.lengths, r.avgdl).max())
+            top = float(share(idf, counted.counts @ w, counted.lengths, r.avgdl).max())
             first, last = int(counted.docs.min()), int(counted.docs.max())
             extra.append(
                 Segment(counted.docs, first, last, top, index, (-1000 - index, 0), 0, generating)
