@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from .jieba_words import words_for
 from .pg_base import PgBase
-from .pg_schema import MIGRATIONS, NOTES, PARTS, TRIGRAMS_META, VECTOR_TABLE
+from .pg_phrases import recorded_trigrams
+from .pg_schema import MIGRATIONS, NOTES, PARTS, VECTOR_TABLE
 
 _CREATED = re.compile(r"CREATE TABLE (\w+)")
 _VEC_DIM = re.compile(r"vector\((\d+)\)")
@@ -42,11 +42,11 @@ class PgChecks(PgBase):
         dictionary as terms (lore.store.pg_phrases), or counts them in the notes, as an
         index made before them or with another dictionary does: only slower, until
         `lore rebuild`."""
-        digest = self.get_meta(TRIGRAMS_META)
-        words = words_for(digest)
+        with self._connected():
+            recorded, words = recorded_trigrams(self.lexical())
         if words.digest:
             return f"terms ({len(words.words):,} words of jieba's dictionary)"
-        made = "with another jieba dictionary" if digest else "before they were terms"
+        made = "with another jieba dictionary" if recorded else "before they were terms"
         return f"counted in the notes (an index made {made}: `lore rebuild` makes them terms)"
 
     def reset_command(self) -> list[str]:
