@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from lore.store.jieba_words import TrigramWords, installed_words
+from lore.store.jieba_words import WordTerms, installed_words
 from lore.store.memory import MEMORY_TABLES
 from lore.store.pg_packs import Postings
 from lore.store.pg_schema import NOTES, Lexicon
@@ -233,21 +233,21 @@ def dump_pg_index(store: Any) -> dict[str, Any]:
 
 
 def expected_postings(
-    fields: Sequence[str], trigrams: TrigramWords | None = None
+    fields: Sequence[str], word_terms: WordTerms | None = None
 ) -> tuple[int, dict[str, list[int]]]:
     """What a document's postings are, worked out the plain way (the test's reference for
     lore.store.pg_postings.postings_text): (its length in tokens, {term: its count in each
     column}); terms are the tokens, the runs of two adjacent one-character tokens and the
-    runs of three that spell one of the `trigrams` words (default: the installed
+    runs of three or four that spell one of the `word_terms` words (default: the installed
     dictionary's, what a new index holds), joined by spaces."""
-    words = (installed_words() if trigrams is None else trigrams).words
+    words = installed_words() if word_terms is None else word_terms
     size = 0
     counts: dict[str, list[int]] = {}
     for column, stream in enumerate(fields):
         tokens = stream.split()
         size += len(tokens)
         terms = list(tokens)
-        for n in (2, 3):
+        for n in (2, 3, 4):
             for i in range(len(tokens) - n + 1):
                 run = tokens[i : i + n]
                 if all(len(t) == 1 for t in run) and (n == 2 or "".join(run) in words):

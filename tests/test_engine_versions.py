@@ -1,6 +1,6 @@
 """`lore status` and `lore doctor` name the backend and its versions (issue 15): the
 PostgreSQL server's and pgvector's as the server reports them (and whether the full-text
-index holds jieba's three-character words as terms), or SQLite's and sqlite-vec's; a
+index holds jieba's dictionary words as terms), or SQLite's and sqlite-vec's; a
 principal's status names none of them."""
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ def _expected(backend: str, request: pytest.FixtureRequest) -> dict[str, str]:
             "sqlite-vec": version("sqlite-vec"),
         }
     server: PgServer = request.getfixturevalue("pg_server")
-    words = f"terms ({len(installed_words().words):,} words of jieba's dictionary)"
+    words = f"terms ({len(installed_words()):,} words of three and four characters)"
     return {
         "backend": "postgresql",
         "server": server.version,
         "pgvector": server.vector_version,
-        "three-character words": words,
+        "dictionary words": words,
     }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pg_support import expected_postings, postings_rows
 from test_pg_ranking import random_fields, text_queries
@@ -20,7 +20,7 @@ from twin import Twin, make_twin, note_row
 import lore
 from lore.derive.fields import distinct_terms
 from lore.store import pg_batch, pg_packs, pg_postings
-from lore.store.jieba_words import TrigramWords
+from lore.store.jieba_words import WordTerms
 from lore.store.pg_schema import NOTES
 from lore.store.postgres import PostgresStore
 from lore.store.query import TextQuery
@@ -148,7 +148,9 @@ def test_a_document_id_met_inside_another_record_is_not_cut_there(
 
 
 _tokens = st.lists(
-    st.sampled_from(["中", "国", "人", "a", "\\", "b\\c", "é", "word", "C:\\path", "12", "ゟ"]),
+    st.sampled_from(
+        ["中", "国", "人", "a", "ab", "\\", "b\\c", "é", "word", "C:\\path", "12", "ゟ"]
+    ),
     max_size=12,
 )
 
@@ -159,19 +161,26 @@ _tokens = st.lists(
 @given(
     fields=st.lists(_tokens.map(" ".join), min_size=1, max_size=4),
     load=st.none() | st.integers(1, 99),
-    words=st.sets(st.sampled_from(["中国人", "国人中", "人人人", "中中国", "a中国"])),
+    # Words of three and four characters; "ab中国" has four, but its tokens are three.
+    words=st.sets(
+        st.sampled_from(
+            ["中国人", "国人中", "人人人", "中中国", "a中国", "中国人民", "人人人人", "ab中国"]
+        )
+    ),
 )
+@example(fields=["ab 中 国 人 民", "a 中 国"], load=None, words={"ab中国", "中国人民", "a中国"})
 def test_postings_as_copy_text_are_the_documents_postings(
     pg_url: str, fields: list[str], load: int | None, words: set[str]
 ) -> None:
     """The sync's postings, written as COPY text (pg_postings.postings_text), arrive in
     PostgreSQL as the reference's (pg_support.expected_postings): each term, backslashes
     included, with its counts per column, the batch and the document's length; the runs
-    of three one-character tokens spelling one of the index's trigram words."""
+    of three or four one-character tokens spelling one of the index's dictionary words."""
     import psycopg
 
-    trigrams = TrigramWords(frozenset(words), "test")
-    size, text = pg_postings.postings_text(7, fields, load, trigrams=trigrams)
+    threes, fours = (frozenset(w for w in words if len(w) == n) for n in (3, 4))
+    word_terms = WordTerms(threes, fours, "test")
+    size, text = pg_postings.postings_text(7, fields, load, word_terms=word_terms)
     tf = ", ".join(f"tf{i} integer" for i in range(len(fields)))
     with psycopg.connect(pg_url) as conn:
         conn.execute(
@@ -183,6 +192,6 @@ def test_postings_as_copy_text_are_the_documents_postings(
         with conn.cursor() as cur, cur.copy(f"COPY p ({columns}, {names}) FROM STDIN") as copy:
             copy.write(text)
         got = conn.execute(f"SELECT term, batch, doc, len, {names} FROM p").fetchall()
-    expected_size, counts = expected_postings(fields, trigrams)
+    expected_size, counts = expected_postings(fields, word_terms)
     assert size == expected_size
     assert sorted(got) == sorted((t, load, 7, size, *n) for t, n in counts.items())

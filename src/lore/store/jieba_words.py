@@ -1,16 +1,17 @@
-"""jieba's dictionary file, and its three-character words: those a PostgreSQL index holds
-as terms of their own (issue 15).
+"""jieba's dictionary file, and its words of three and four characters: those a PostgreSQL
+index holds as terms of their own (issue 15).
 
 A phrase of more than two one-character tokens is not a term: it is counted in the token
 streams of the notes holding all of its terms, some 13 us a note's body on the server. At
 100k notes that was most of the slowest searches' time, and most of it went to words of
-three characters (运动员, 出版社), which Chinese queries are full of. Every run of three
-such tokens as a term would spare all of it, for 64% more postings (bench.scale's vault).
-The three-character words of jieba's dictionary, the one queries are cut into words with,
-spare most of it (72% of the notes counted for bench.scale's 100 queries at 100k notes)
-for 2.5% more postings. The index records the digest of the words it was made with
-(pg_schema.TRIGRAMS_META): with another dictionary installed, none of them is a term, so
-a word is a term in every note or in none, and counting stays exact either way.
+three characters (运动员, 出版社), which Chinese queries are full of; then, at 300k, to
+words of four (地理位置, 人工智能). Every run of three such tokens as a term would spare
+it, for 64% more postings (bench.scale's vault); the words of jieba's dictionary, the one
+queries are cut into words with, spare most of it for a few percent more (bench.pg_words).
+Longer words are rare (3% of the dictionary's words of three characters or more) and stay
+counted. The index records the digest of the words it was made with (pg_schema.WORDS_META):
+with another dictionary installed, none of them is a term, so a word is a term in every
+note or in none, and counting stays exact either way.
 """
 
 from __future__ import annotations
@@ -21,18 +22,26 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-_THREE = re.compile(r"(?m)^(\S{3}) ")  # a dictionary line: word, frequency, part of speech
+_WORD = re.compile(r"(?m)^(\S{3,4}) ")  # a dictionary line: word, frequency, part of speech
 
 
 @dataclass(frozen=True)
-class TrigramWords:
-    """Three-character words (their characters, run together) and the digest naming them."""
+class WordTerms:
+    """Words of three and four characters (their characters run together), apart, and the
+    digest naming them. Apart, so that tokens spelling one have one character each."""
 
-    words: frozenset[str]
+    threes: frozenset[str]
+    fours: frozenset[str]
     digest: str
 
+    def __len__(self) -> int:
+        return len(self.threes) + len(self.fours)
 
-NO_WORDS = TrigramWords(frozenset(), "")
+    def __contains__(self, chars: object) -> bool:
+        return chars in (self.threes if len(str(chars)) == 3 else self.fours)
+
+
+NO_WORDS = WordTerms(frozenset(), frozenset(), "")
 
 
 def dictionary_file() -> Path | None:
@@ -45,14 +54,15 @@ def dictionary_file() -> Path | None:
 
 
 @lru_cache(maxsize=1)
-def installed_words() -> TrigramWords:
-    """The installed dictionary's three-character words (NO_WORDS without one): read once
-    a process, ~90 ms, and only by one that writes or reads such a phrase."""
+def installed_words() -> WordTerms:
+    """The installed dictionary's words of three and four characters (NO_WORDS without
+    one): read once a process, ~0.1 s, and only by one that writes or reads such a phrase."""
     path = dictionary_file()
     if path is None:
         return NO_WORDS
-    words = frozenset(_THREE.findall(path.read_text(encoding="utf-8")))
-    return TrigramWords(words, _digest(words))
+    words = frozenset(_WORD.findall(path.read_text(encoding="utf-8")))
+    threes, fours = (frozenset(w for w in words if len(w) == n) for n in (3, 4))
+    return WordTerms(threes, fours, _digest(words))
 
 
 def _digest(words: frozenset[str]) -> str:
@@ -61,7 +71,7 @@ def _digest(words: frozenset[str]) -> str:
     return hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()[:16]
 
 
-def words_for(digest: str | None) -> TrigramWords:
+def words_for(digest: str | None) -> WordTerms:
     """The words an index records by this digest (None: none), if they are installed."""
     installed = installed_words() if digest else NO_WORDS
     return installed if installed.digest == digest else NO_WORDS

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, IndexBusyError, IndexError_, install_hint
-from .jieba_words import TrigramWords, installed_words
+from .jieba_words import WordTerms, installed_words
 from .pg_batch import Batch, Sender
 from .pg_cache import ReadCache
 from .pg_names import lock_key, psycopg_sql
-from .pg_phrases import recorded_trigrams
+from .pg_phrases import recorded_words
 from .pg_postings import MAX_LOAD_CHARACTERS, flush_loaded, stage_tables
-from .pg_schema import NOTES, TRIGRAMS_META
+from .pg_schema import NOTES, WORDS_META
 from .sql_base import SqlBase
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class PgBase(SqlBase):
     _notes_written: int = 0  # notes indexed or dropped (or their texts planned) in this transaction
     _vectors_unanalysed: int = 0  # vectors written since the tables were last analysed
     read_cache: ReadCache  # what reads of one generation share (lore.store.pg_lexical)
-    _trigrams: TrigramWords | None = None  # the words written as trigram terms (None: not read)
+    _word_terms: WordTerms | None = None  # the words written as terms (None: not read)
     _reading: ReadCache | None = None  # read_cache, inside a read snapshot
 
     def _connect(self, url: str) -> None:
@@ -190,7 +190,7 @@ class PgBase(SqlBase):
                     f" in {self.url}",
                     hint="wait for it to finish and try again",
                 ) from None
-            self._trigrams = None  # read under the lock: another process may have rebuilt
+            self._word_terms = None  # read under the lock: another process may have rebuilt
             try:
                 yield
                 self._send_batch()  # everything written is in before the commit
@@ -207,7 +207,7 @@ class PgBase(SqlBase):
                 self._sender.settle()
                 self._batch, self._next_ids, self._sender = Batch(), {}, Sender()
                 self._notes_written = 0
-                self._trigrams = None
+                self._word_terms = None
             self.execute("UPDATE generation SET n = n + 1")
 
     def lexical(self) -> psycopg.Connection[Any]:
@@ -283,30 +283,31 @@ class PgBase(SqlBase):
             self._loaded.clear()
         self._load_characters = 0
 
-    def mark_trigrams(self) -> None:
+    def mark_words(self) -> None:
         """Record that the full-text indexes, empty now (a new index, a rebuild), get the
-        installed dictionary's words as trigram terms (none without a dictionary)."""
+        installed dictionary's words of three and four characters as terms (none without a
+        dictionary)."""
         words = installed_words()
         if words.digest:
-            self.set_meta(TRIGRAMS_META, words.digest)
+            self.set_meta(WORDS_META, words.digest)
         else:
-            self.delete_meta(TRIGRAMS_META)
-        self._trigrams = words
+            self.delete_meta(WORDS_META)
+        self._word_terms = words
 
-    def write_trigrams(self) -> TrigramWords:
-        """The words the documents written now get trigram terms for (lore.store.jieba_words):
+    def write_words(self) -> WordTerms:
+        """The words the documents written now get terms for (lore.store.jieba_words):
         read once a transaction, under the write lock, on the connection alone (the batch's
         sending thread asks too). An index made with another dictionary than the one
         installed is marked as holding none from now on: a word is a term in every note
         or in none (its old terms stay, unread, until a rebuild)."""
-        if self._trigrams is None:
-            recorded, words = recorded_trigrams(self.conn)
+        if self._word_terms is None:
+            recorded, words = recorded_words(self.conn)
             if recorded and not words.digest:
-                self.conn.execute("DELETE FROM meta WHERE key = %s", (TRIGRAMS_META,))
+                self.conn.execute("DELETE FROM meta WHERE key = %s", (WORDS_META,))
             if not self.in_transaction:
                 return words
-            self._trigrams = words
-        return self._trigrams
+            self._word_terms = words
+        return self._word_terms
 
     def _send_deferred(self, batch: Batch) -> None:
         self._send(batch, defer=True)
@@ -322,7 +323,7 @@ class PgBase(SqlBase):
             if defer or self._loaded:
                 load = self._loads = self._loads + 1
             lexicons, characters = set(batch.documents), batch.characters
-            batch.send(self.conn, load=load, trigrams=self.write_trigrams())
+            batch.send(self.conn, load=load, word_terms=self.write_words())
             if load is not None:
                 self._loaded |= lexicons
                 self._load_characters += characters

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import pg_postings
-from .jieba_words import NO_WORDS, TrigramWords
+from .jieba_words import NO_WORDS, WordTerms
 from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
@@ -76,14 +76,15 @@ class Batch:
         self.characters += sum(len(s) for _id, fields in documents for s in fields)
 
     def send(
-        self, conn: Connection, *, load: int | None = None, trigrams: TrigramWords = NO_WORDS
+        self, conn: Connection, *, load: int | None = None, word_terms: WordTerms = NO_WORDS
     ) -> None:
         """Write everything held (inside the caller's transaction), then forget it: the
         notes dropped first, then the new rows; with `load` (the batch's number in the
         sync), the full-text postings wait in the load tables (pg_postings.write_documents).
-        `trigrams`: the words the index holds as terms of three one-character tokens."""
+        `word_terms`: the words the index holds as terms of three or four one-character
+        tokens."""
         if self.dropped:
-            _drop_notes(conn, self.dropped, trigrams)
+            _drop_notes(conn, self.dropped, word_terms)
         with conn.cursor() as cur:
             for (table, columns), rows in self.rows.items():
                 names = " (" + ", ".join(f'"{c}"' for c in columns) + ")" if columns else ""
@@ -91,7 +92,7 @@ class Batch:
                     for row in rows:
                         copy.write_row(row)
         for lx, documents in self.documents.items():
-            pg_postings.write_documents(conn, documents, lx, load=load, trigrams=trigrams)
+            pg_postings.write_documents(conn, documents, lx, load=load, word_terms=word_terms)
         self.rows.clear()
         self.documents.clear()
         self.notes.clear()
@@ -103,7 +104,7 @@ class Batch:
 NOTE_KEYS = {"notes": "id", "tags": "note_id", "links": "note_id", "sections": "note_id"}
 
 
-def _drop_notes(conn: Connection, dropped: dict[int, bool], trigrams: TrigramWords) -> None:
+def _drop_notes(conn: Connection, dropped: dict[int, bool], word_terms: WordTerms) -> None:
     """Delete the rows derived from these notes (and the rows of those marked True), the
     full text and the parts of all: a few statements for them all, not a few per note."""
     ids = sorted(dropped)
@@ -117,8 +118,8 @@ def _drop_notes(conn: Connection, dropped: dict[int, bool], trigrams: TrigramWor
     if rows:
         statements.append(f"DELETE FROM notes WHERE id = ANY({pg_postings.id_array(rows)})")
     parts = [int(r[0]) for r in conn.execute("; ".join(statements)).fetchall()]
-    pg_postings.delete_documents(conn, ids, NOTES, trigrams=trigrams)
-    pg_postings.delete_documents(conn, parts, PARTS, trigrams=trigrams)
+    pg_postings.delete_documents(conn, ids, NOTES, word_terms=word_terms)
+    pg_postings.delete_documents(conn, parts, PARTS, word_terms=word_terms)
 
 
 class Sender:

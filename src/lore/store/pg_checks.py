@@ -10,7 +10,7 @@ import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .pg_base import PgBase
-from .pg_phrases import recorded_trigrams
+from .pg_phrases import recorded_words
 from .pg_schema import MIGRATIONS, NOTES, PARTS, VECTOR_TABLE
 
 _CREATED = re.compile(r"CREATE TABLE (\w+)")
@@ -34,18 +34,18 @@ class PgChecks(PgBase):
             "backend": "postgresql",
             "server": str(self._scalar("SHOW server_version")),
             "pgvector": str(vector) if vector else "not installed in this database",
-            "three-character words": self._trigram_words(),
+            "dictionary words": self._dictionary_words(),
         }
 
-    def _trigram_words(self) -> str:
-        """Whether the full-text index holds the three-character words of jieba's
-        dictionary as terms (lore.store.pg_phrases), or counts them in the notes, as an
+    def _dictionary_words(self) -> str:
+        """Whether the full-text index holds jieba's dictionary words of three and four
+        characters as terms (lore.store.pg_phrases), or counts them in the notes, as an
         index made before them or with another dictionary does: only slower, until
         `lore rebuild`."""
         with self._connected():
-            recorded, words = recorded_trigrams(self.lexical())
+            recorded, words = recorded_words(self.lexical())
         if words.digest:
-            return f"terms ({len(words.words):,} words of jieba's dictionary)"
+            return f"terms ({len(words):,} words of three and four characters)"
         made = "with another jieba dictionary" if recorded else "before they were terms"
         return f"counted in the notes (an index made {made}: `lore rebuild` makes them terms)"
 

@@ -40,7 +40,7 @@ class PgNotes(NotesSql, PgBase):
         self.append_documents(NOTES, [(note_id, fields)])
 
     def _unindex_text(self, note_id: int) -> None:
-        pg_postings.delete_documents(self.staging(), [note_id], trigrams=self.write_trigrams())
+        pg_postings.delete_documents(self.staging(), [note_id], word_terms=self.write_words())
 
     def reinsert_fts(self, note_id: int, fields: tuple[str, str, str, str]) -> None:
         self._unindex_text(note_id)
@@ -66,7 +66,7 @@ class PgNotes(NotesSql, PgBase):
             "DELETE FROM links WHERE note_id NOT IN (SELECT id FROM notes)",
         ):
             self.execute(sql)
-        self.mark_trigrams()
+        self.mark_words()
 
     def insert_sections(self, note_id: int, sections: list[tuple[int, int, str]]) -> None:
         """Indexed as PARTS documents. Part ids are taken in order, as SQLite's rowids are:

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .jieba_words import TrigramWords, words_for
+from .jieba_words import WordTerms, words_for
 from .pg_cache import ReadCache
 from .pg_packs import Postings, term_postings
 from .pg_postings import is_pair_token, joined
-from .pg_schema import LEX_COLUMNS, TRIGRAMS_META, Lexicon
+from .pg_schema import LEX_COLUMNS, WORDS_META, Lexicon
 from .query import EVERY_NOTE, TextQuery
 
 if TYPE_CHECKING:
@@ -94,22 +94,22 @@ class LexicalQuery:
         return [*self.generating, *self.scoring, *every]
 
 
-def _direct(phrase: Phrase, trigrams: TrigramWords) -> str | None:
+def _direct(phrase: Phrase, word_terms: WordTerms) -> str | None:
     """The term a phrase is looked up as, or None when it must be counted in the streams:
-    a token; two one-character tokens (a bigram); three making one of the index's
-    trigram words."""
+    a token; two one-character tokens (a bigram); three or four making one of the index's
+    dictionary words."""
     if len(phrase) == 1:
         return phrase[0]
-    if len(phrase) in (2, 3) and all(map(is_pair_token, phrase)):
-        if len(phrase) == 2 or "".join(phrase) in trigrams.words:
+    if len(phrase) in (2, 3, 4) and all(map(is_pair_token, phrase)):
+        if len(phrase) == 2 or "".join(phrase) in word_terms:
             return joined(phrase)
     return None
 
 
-def _anchors(phrase: Phrase, trigrams: TrigramWords) -> list[str]:
+def _anchors(phrase: Phrase, word_terms: WordTerms) -> list[str]:
     """Terms every note holding the phrase holds: in each run of one-character tokens, its
-    trigram words and the bigrams no such word covers (or the lone token); any other
-    token itself."""
+    dictionary words of four, those of three no such word holds, and the bigrams no word
+    covers (or the lone token); any other token itself."""
     out: list[str] = []
     start = 0
     while start < len(phrase):
@@ -118,9 +118,15 @@ def _anchors(phrase: Phrase, trigrams: TrigramWords) -> list[str]:
             while end < len(phrase) and is_pair_token(phrase[end]):
                 end += 1
         run = phrase[start:end]
-        words = [i for i in range(len(run) - 2) if "".join(run[i : i + 3]) in trigrams.words]
-        covered = {i + k for i in words for k in (0, 1)}  # the bigrams starting there
-        out += [joined(run[i : i + 3]) for i in words]
+        held: set[int] = set()  # the run's characters inside a word of four
+        covered: set[int] = set()  # the bigrams (by their first character) inside a word
+        for n in (4, 3):
+            for i in range(len(run) - n + 1):
+                chars = set(range(i, i + n))
+                if "".join(run[i : i + n]) in word_terms and not chars <= held:
+                    out.append(joined(run[i : i + n]))
+                    held |= chars if n == 4 else set()
+                    covered |= chars - {i + n - 1}
         out += [joined(run[i : i + 2]) for i in range(len(run) - 1) if i not in covered]
         if len(run) == 1:
             out.append(run[0])
@@ -162,13 +168,13 @@ def _count_statement(
     terms: Mapping[str, tuple[int, int]],
     postings: Mapping[int, Postings],
     lx: Lexicon,
-    trigrams: TrigramWords,
+    word_terms: WordTerms,
 ) -> tuple[str, dict[str, Any]] | None:
     """The statement counting a phrase in the token streams of the notes holding all of
     its anchors (None: no note holds them all, so none holds the phrase)."""
     import numpy as np
 
-    ids = [terms[a][0] for a in _anchors(phrase, trigrams)]
+    ids = [terms[a][0] for a in _anchors(phrase, word_terms)]
     docs = postings[ids[0]].docs
     for term_id in ids[1:]:
         docs = np.intersect1d(docs, postings[term_id].docs, assume_unique=True)
@@ -200,7 +206,7 @@ def _count_phrases(
     terms: Mapping[str, tuple[int, int]],
     lx: Lexicon,
     cache: ReadCache | None,
-    trigrams: TrigramWords,
+    word_terms: WordTerms,
 ) -> dict[Phrase, Postings]:
     """Each phrase counted in the token streams of the notes holding all of its anchors:
     those not in the cache in two round trips (the anchors' postings, then a pipeline of
@@ -215,15 +221,15 @@ def _count_phrases(
             out[phrase] = kept
         elif rows is not None:
             out[phrase] = _kept(cache, lx, columns, phrase, rows)
-        elif all(a in terms for a in _anchors(phrase, trigrams)):
+        elif all(a in terms for a in _anchors(phrase, word_terms)):
             wanted.append(phrase)
         else:  # a note holding it would hold a term no note holds
             out[phrase] = _counted([], columns, lx.width)
-    anchors = [terms[a][0] for phrase in wanted for a in _anchors(phrase, trigrams)]
+    anchors = [terms[a][0] for phrase in wanted for a in _anchors(phrase, word_terms)]
     postings = term_postings(conn, lx, anchors, cache) if anchors else {}
     pending: dict[Phrase, tuple[str, dict[str, Any]]] = {}
     for phrase in wanted:
-        statement = _count_statement(phrase, terms, postings, lx, trigrams)
+        statement = _count_statement(phrase, terms, postings, lx, word_terms)
         if statement is None:
             out[phrase] = _counted([], columns, lx.width)
         else:
@@ -282,21 +288,21 @@ class Resolved:
 _ABSENT = (0, 0)  # a term no note holds, as the cache keeps it
 
 
-def recorded_trigrams(conn: Connection) -> tuple[bool, TrigramWords]:
-    """(whether the index records trigram words, the words it holds as trigram terms: none
-    unless the installed dictionary is the one it records, pg_schema.TRIGRAMS_META)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = %s", (TRIGRAMS_META,)).fetchone()
+def recorded_words(conn: Connection) -> tuple[bool, WordTerms]:
+    """(whether the index records dictionary words, the words it holds as terms: none
+    unless the installed dictionary is the one it records, pg_schema.WORDS_META)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = %s", (WORDS_META,)).fetchone()
     return row is not None, words_for(None if row is None else str(row[0]))
 
 
-def _trigram_words(conn: Connection, cache: ReadCache | None) -> TrigramWords:
-    """The words the index holds as trigram terms: read once per generation."""
-    kept = cache.get(("trigrams",)) if cache is not None else None
+def _word_terms(conn: Connection, cache: ReadCache | None) -> WordTerms:
+    """The words the index holds as terms: read once per generation."""
+    kept = cache.get(("word terms",)) if cache is not None else None
     if kept is None:
-        kept = recorded_trigrams(conn)[1]
+        kept = recorded_words(conn)[1]
         if cache is not None:
-            cache.put(("trigrams",), kept)
-    assert isinstance(kept, TrigramWords)
+            cache.put(("word terms",), kept)
+    assert isinstance(kept, WordTerms)
     return kept
 
 
@@ -366,11 +372,11 @@ def resolve(
     cache: ReadCache | None = None,
 ) -> Resolved:
     phrases = query.phrases()
-    trigrams = _trigram_words(conn, cache)
+    word_terms = _word_terms(conn, cache)
     wanted: list[str] = []
     for phrase in (*phrases, *query.excluded):
-        key = _direct(phrase, trigrams)
-        wanted += [key] if key is not None else _anchors(phrase, trigrams)
+        key = _direct(phrase, word_terms)
+        wanted += [key] if key is not None else _anchors(phrase, word_terms)
     (notes, tokens), terms = _statistics(conn, wanted, query.columns, lx, cache)
     resolved = Resolved(
         lx=lx,
@@ -385,12 +391,12 @@ def resolve(
         excluded_notes=set(),
         count=len(phrases),
     )
-    long_phrases = [p for p in (*phrases, *query.excluded) if _direct(p, trigrams) is None]
-    counted = _count_phrases(conn, long_phrases, query.columns, terms, lx, cache, trigrams)
+    long_phrases = [p for p in (*phrases, *query.excluded) if _direct(p, word_terms) is None]
+    counted = _count_phrases(conn, long_phrases, query.columns, terms, lx, cache, word_terms)
     generating = len(query.generating)
     for index, phrase in enumerate(phrases):
         is_generating = index < generating
-        key = _direct(phrase, trigrams)
+        key = _direct(phrase, word_terms)
         if query.every_note is not None and phrase == (query.every_note,) and not is_generating:
             holding = terms.get(query.every_note, (0, notes))[1]
             resolved.every = (index, idf(notes, holding))
@@ -402,7 +408,7 @@ def resolve(
             found = counted[phrase]
             resolved.counted[index] = (found, idf(notes, found.size), is_generating)
     for phrase in query.excluded:
-        key = _direct(phrase, trigrams)
+        key = _direct(phrase, word_terms)
         if key is not None:
             if key in terms:
                 resolved.excluded_ids.append(terms[key][0])

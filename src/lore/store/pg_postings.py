@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .jieba_words import NO_WORDS, TrigramWords
+from .jieba_words import NO_WORDS, WordTerms
 from .pg_packs import hits_table, packed_records, split_packs, unpack_documents
 from .pg_schema import NOTES, PARTS, Lexicon
 
@@ -60,8 +60,9 @@ def is_pair_token(token: str) -> bool:
 
 
 def joined(tokens: Sequence[str]) -> str:
-    """The term of two or three adjacent one-character tokens (a bigram, a trigram): no
-    token holds a space, so none of them can be mistaken for a token or for another."""
+    """The term of adjacent one-character tokens (a bigram, or a dictionary word of three or
+    four): no token holds a space, so none of them can be mistaken for a token or for
+    another."""
     return " ".join(tokens)
 
 
@@ -70,15 +71,16 @@ def postings_text(
     fields: Sequence[str],
     load: int | None = None,
     *,
-    trigrams: TrigramWords = NO_WORDS,
+    word_terms: WordTerms = NO_WORDS,
 ) -> tuple[int, str]:
     """(the note's length in tokens, its postings as rows of COPY's text format: term,
     the load's batch if given, the document, its length and the term's count in each
     column) for the note's token streams in the lexicon's column order. Terms are its
-    tokens, its bigrams of adjacent one-character tokens, and its runs of three spelling
-    one of the `trigrams` words (the index records which: lore.store.jieba_words). Built
-    as text in one pass: a row tuple per posting for psycopg to format cost the sync's
-    sending thread 40% more CPU (a 10k first index writes 14M postings)."""
+    tokens, its bigrams of adjacent one-character tokens, and its runs of three or four
+    spelling one of the `word_terms` words (the index records which:
+    lore.store.jieba_words). Built as text in one pass: a row tuple per posting for psycopg
+    to format cost the sync's sending thread 40% more CPU (a 10k first index writes 14M
+    postings)."""
     size = 0
     columns: list[Counter[str]] = []
     for stream in fields:
@@ -88,10 +90,13 @@ def postings_text(
         counts.update(
             [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False) if len(a) == 1 == len(b)]
         )
-        if trigrams.words:
-            # Every word has three characters, so three tokens spelling one are one each.
-            words, runs = trigrams.words, zip(tokens, tokens[1:], tokens[2:], strict=False)
-            counts.update([f"{a} {b} {c}" for a, b, c in runs if a + b + c in words])
+        if word_terms.digest:
+            # Three (four) tokens spelling a word of three (four) characters have one each.
+            threes, fours = word_terms.threes, word_terms.fours
+            runs3 = zip(tokens, tokens[1:], tokens[2:], strict=False)
+            counts.update([f"{a} {b} {c}" for a, b, c in runs3 if a + b + c in threes])
+            runs4 = zip(tokens, tokens[1:], tokens[2:], tokens[3:], strict=False)
+            counts.update([f"{a} {b} {c} {d}" for a, b, c, d in runs4 if a + b + c + d in fours])
         columns.append(counts)
     *heads, last = columns
     start = f"\t{doc_id}\t{size}\t" if load is None else f"\t{load}\t{doc_id}\t{size}\t"
@@ -160,7 +165,7 @@ def write_documents(
     lx: Lexicon = NOTES,
     *,
     load: int | None = None,
-    trigrams: TrigramWords = NO_WORDS,
+    word_terms: WordTerms = NO_WORDS,
 ) -> None:
     """Index these documents ((id, token streams in the lexicon's column order)); none of
     them may be indexed already (delete_documents first when one changed). Their terms'
@@ -168,8 +173,8 @@ def write_documents(
     once per batch, whatever the number of documents holding it. Three round trips: two
     COPYs and one statement of several parts. The stage tables must exist. With `load`
     (the batch's number in the sync, ascending), the postings wait in the load table for
-    `flush_loaded`, which must run before anything reads them. `trigrams`: the words the
-    index holds as terms of three one-character tokens (postings_text)."""
+    `flush_loaded`, which must run before anything reads them. `word_terms`: the words
+    the index holds as terms of three or four one-character tokens (postings_text)."""
     if not documents:
         return
     postings, terms = _stage(lx)
@@ -183,7 +188,7 @@ def write_documents(
         with cur.copy(f"COPY {target} ({columns}) FROM STDIN") as copy:
             lengths = []
             for doc_id, fields in documents:
-                size, text = postings_text(doc_id, fields, load, trigrams=trigrams)
+                size, text = postings_text(doc_id, fields, load, word_terms=word_terms)
                 lengths.append(size)
                 tokens += size
                 copy.write(text)
@@ -274,7 +279,7 @@ def delete_documents(
     doc_ids: Sequence[int],
     lx: Lexicon = NOTES,
     *,
-    trigrams: TrigramWords = NO_WORDS,
+    word_terms: WordTerms = NO_WORDS,
 ) -> None:
     """Take these documents out of the index (ids not indexed are ignored), with their
     share of the document frequencies and statistics; a term no document holds any more
@@ -282,7 +287,7 @@ def delete_documents(
     primary key (no index by document: it would cost every insert a third more), in rows
     or in blocks (lore.store.pg_packs). Four round trips: the streams, a COPY of their
     postings, their terms' ids, and one statement of several parts. The stage tables
-    must exist; `trigrams` must be what the documents were written with."""
+    must exist; `word_terms` must be what the documents were written with."""
     if not doc_ids:
         return
     postings, _terms = _stage(lx)
@@ -297,7 +302,7 @@ def delete_documents(
         cur.copy(f"COPY {postings} ({_stage_columns(lx)}) FROM STDIN") as copy,
     ):
         for doc_id, *fields in rows:
-            copy.write(postings_text(doc_id, fields, trigrams=trigrams)[1])
+            copy.write(postings_text(doc_id, fields, word_terms=word_terms)[1])
     # Each term resolved to its id once, for the blocks, the rows and the counts below;
     # analysed before and after, the few postings of a few notes are looked up by key,
     # not joined with a pass over every term or block.

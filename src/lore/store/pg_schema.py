@@ -9,9 +9,9 @@ is this backend's own: an SQLite migration that adds a table needs one here too.
 Full text is not FTS5 here: lore.store.pg_lexical computes what FTS5's bm25() computes
 from these tables, over the same token stream:
 
-    lex_terms     a token, or two or three adjacent one-character tokens joined by spaces
-                  (a bigram: most Chinese words; a trigram spelling a dictionary word,
-                  TRIGRAMS_META), with the notes holding it in any column and per column
+    lex_terms     a token, or two to four adjacent one-character tokens joined by spaces
+                  (a bigram: most Chinese words; three or four spelling a dictionary word,
+                  WORDS_META), with the notes holding it in any column and per column
                   (a query restricted to the title uses the title's count).
     lex_postings  (term, note) with the term's count in each column and the note's length
                   in tokens: everything BM25 reads about a candidate, in one covering index.
@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from typing import Any
 
 LEX_COLUMNS = ("title", "tags", "summary", "body")  # as lore.store.schema.FTS_COLUMNS
-# In meta: the digest of the three-character dictionary words (lore.store.jieba_words) the
-# full-text indexes hold as terms of three one-character tokens (trigrams), for every
-# document since they were made from nothing (a new index, a rebuild). Without it (an
-# older index) or with another dictionary installed, none is a term: such phrases are
-# counted in the token streams, as they always were, until a rebuild.
-TRIGRAMS_META = "lexicon_trigrams"
+# In meta: the digest of the dictionary words of three and four characters
+# (lore.store.jieba_words) the full-text indexes hold as terms of as many one-character
+# tokens, for every document since they were made from nothing (a new index, a rebuild).
+# Without it (an older index) or with another dictionary installed, none is a term: such
+# phrases are counted in the token streams, as they always were, until a rebuild.
+WORDS_META = "lexicon_words"
 
 
 @dataclass(frozen=True)

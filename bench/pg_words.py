@@ -1,13 +1,14 @@
-"""Three-character dictionary words as terms on PostgreSQL (issue 15): searches of an index
-holding them against one that does not, on the same vault, query by query.
+"""Dictionary words of three and four characters as terms on PostgreSQL (issue 15):
+searches of an index holding them against one that does not, on the same vault, query by
+query.
 
-    .venv/bin/python -m bench.pg_trigrams --size 100000 --build
-    .venv/bin/python -m bench.pg_trigrams --size 100000
+    .venv/bin/python -m bench.pg_words --size 100000 --build
+    .venv/bin/python -m bench.pg_words --size 100000
 
 `--build` indexes bench.scale's vault (`python -m bench.scale --sizes <size>
 --generate-only` makes it) twice into the kept server (bench/.work/pgdata, as
-bench.scale_search keeps it): `lore_trigrams_<size>_with`, as lore makes an index, and
-`lore_trigrams_<size>_without`, with the mark of its trigram words taken away before the
+bench.scale_search keeps it): `lore_words_<size>_with`, as lore makes an index, and
+`lore_words_<size>_without`, with the mark of its dictionary words taken away before the
 first sync, as an index made before them is. Each is built in a process of its own: its
 time, peak memory, size and postings are reported (then it is vacuumed, untimed, so that
 autovacuum does not go through it while the next is built).
@@ -17,7 +18,7 @@ limit=10)`, mode 4) on both indexes, alternating query by query (which goes firs
 alternates too), each timed, with the time spent counting long phrases in the token
 streams (pg_phrases._count_phrases). Both answer the same (checked: the same notes and
 scores); the report gives each round's p50, p95 and mean, those of the Chinese queries,
-and the median of the per-query ratio. Writes bench/results/pg_trigrams.{md,json}
+and the median of the per-query ratio. Writes bench/results/pg_words.{md,json}
 unless --no-write.
 """
 
@@ -43,14 +44,14 @@ KINDS = ("without", "with")
 
 def build(vault: Path, db: str, kind: str) -> dict[str, Any]:
     """Index the vault from nothing in this process (`without`: as an index made before
-    trigram words were terms)."""
+    dictionary words were terms)."""
     import lore
-    from lore.store.pg_schema import TRIGRAMS_META
+    from lore.store.pg_schema import WORDS_META
 
     t = time.perf_counter()
     with lore.open(vault, db=db) as v:
         if kind == "without":
-            v.store.delete_meta(TRIGRAMS_META)
+            v.store.delete_meta(WORDS_META)
         added = len(v.sync().added)
         took = time.perf_counter() - t
         # Vacuumed here, untimed: autovacuum would otherwise go through this index while
@@ -125,7 +126,12 @@ def _summary(latencies: Sequence[float]) -> dict[str, float]:
 
 
 def render(info: dict[str, Any], run: dict[str, Any]) -> str:
-    lines = ["# Three-character words as terms on PostgreSQL", "", *info_lines(info), ""]
+    lines = [
+        "# Dictionary words of three and four characters as terms on PostgreSQL",
+        "",
+        *info_lines(info),
+        "",
+    ]
     if run.get("builds"):
         lines += md_table(
             ["index", "notes", "build s", "peak RSS MB", "index MB", "postings", "terms"],
@@ -200,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = paired(Path(argv[1]), json.loads(argv[2]), queries)
         Path(argv[4]).write_text(json.dumps(result))
         return 0
-    p = argparse.ArgumentParser(prog="python -m bench.pg_trigrams", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m bench.pg_words", description=__doc__)
     p.add_argument("--size", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--queries", type=int, default=100, help="of bench.scale's sample")
@@ -215,16 +221,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"no vault {vault.name} or queries: run `python -m bench.scale --sizes "
                 f"{args.size} --generate-only` first")  # fmt: skip
     queries = json.loads(queries_file.read_text(encoding="utf-8"))[: args.queries]
-    sample = WORK_DIR / f"pg-trigrams-queries-{args.queries}.json"
+    sample = WORK_DIR / f"pg-words-queries-{args.queries}.json"
     sample.write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
     server = pg_server.kept(args.server_dir)
-    info = run_info("bench.pg_trigrams") | {"postgresql": server.version}
-    names = {kind: f"lore_trigrams_{args.size}_{kind}" for kind in KINDS}
+    info = run_info("bench.pg_words") | {"postgresql": server.version}
+    names = {kind: f"lore_words_{args.size}_{kind}" for kind in KINDS}
     dbs = {kind: server.database_url(name) + f"&vault={PG_VAULT}" for kind, name in names.items()}
     run: dict[str, Any] = {"size": args.size, "queries": len(queries), "builds": {}}
     for kind in KINDS if args.build else ():
         server.new_database(names[kind])
-        built = in_child("bench.pg_trigrams", ["--build-child", str(vault), dbs[kind], kind])
+        built = in_child("bench.pg_words", ["--build-child", str(vault), dbs[kind], kind])
         built["index_mb"] = server.schema_bytes(names[kind], PG_VAULT) / 2**20
         run["builds"][kind] = built
     missing = [name for name in names.values() if not server.has_database(name)]
@@ -232,13 +238,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"no database {', '.join(missing)}: run with --build first")
     run["chinese"] = [i for i, q in enumerate(queries) if any("\u4e00" <= c <= "\u9fff" for c in q)]
     run["rounds"] = [
-        in_child("bench.pg_trigrams", ["--paired-child", str(vault), json.dumps(dbs), str(sample)])
+        in_child("bench.pg_words", ["--paired-child", str(vault), json.dumps(dbs), str(sample)])
         for _round in range(args.rounds)
     ]
     text = render(info, run)
     print(text)
     if not args.no_write:
-        write_outputs("pg_trigrams", text, {**info, "run": run})
+        write_outputs("pg_words", text, {**info, "run": run})
     return 0
 
 
