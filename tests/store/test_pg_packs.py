@@ -178,8 +178,7 @@ def test_postings_as_copy_text_are_the_documents_postings(
     of three or four one-character tokens spelling one of the index's dictionary words."""
     import psycopg
 
-    threes, fours = (frozenset(w for w in words if len(w) == n) for n in (3, 4))
-    word_terms = WordTerms(threes, fours, "test")
+    word_terms = WordTerms.of(frozenset(words), "test")
     size, text = pg_postings.postings_text(7, fields, load, word_terms=word_terms)
     tf = ", ".join(f"tf{i} integer" for i in range(len(fields)))
     with psycopg.connect(pg_url) as conn:

@@ -28,11 +28,21 @@ _WORD = re.compile(r"(?m)^(\S{3,4}) ")  # a dictionary line: word, frequency, pa
 @dataclass(frozen=True)
 class WordTerms:
     """Words of three and four characters (their characters run together), apart, and the
-    digest naming them. Apart, so that tokens spelling one have one character each."""
+    digest naming them. Apart, so that tokens spelling one have one character each;
+    `four_starts`, the first three characters of the words of four, spare looking most
+    runs of four up (lore.store.pg_postings.postings_text)."""
 
     threes: frozenset[str]
     fours: frozenset[str]
+    four_starts: frozenset[str]
     digest: str
+
+    @classmethod
+    def of(cls, words: frozenset[str], digest: str) -> WordTerms:
+        """These words' of three and four characters, named by the digest."""
+        fours = frozenset(w for w in words if len(w) == 4)
+        threes = frozenset(w for w in words if len(w) == 3)
+        return cls(threes, fours, frozenset(w[:3] for w in fours), digest)
 
     def __len__(self) -> int:
         return len(self.threes) + len(self.fours)
@@ -41,7 +51,7 @@ class WordTerms:
         return chars in (self.threes if len(str(chars)) == 3 else self.fours)
 
 
-NO_WORDS = WordTerms(frozenset(), frozenset(), "")
+NO_WORDS = WordTerms.of(frozenset(), "")
 
 
 def dictionary_file() -> Path | None:
@@ -61,8 +71,7 @@ def installed_words() -> WordTerms:
     if path is None:
         return NO_WORDS
     words = frozenset(_WORD.findall(path.read_text(encoding="utf-8")))
-    threes, fours = (frozenset(w for w in words if len(w) == n) for n in (3, 4))
-    return WordTerms(threes, fours, _digest(words))
+    return WordTerms.of(words, _digest(words))
 
 
 def _digest(words: frozenset[str]) -> str:
