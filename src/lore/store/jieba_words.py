@@ -48,7 +48,7 @@ class WordTerms:
         return len(self.threes) + len(self.fours)
 
     def __contains__(self, chars: object) -> bool:
-        return chars in (self.threes if len(str(chars)) == 3 else self.fours)
+        return chars in self.threes or chars in self.fours
 
 
 NO_WORDS = WordTerms.of(frozenset(), "")
