@@ -18,7 +18,9 @@ from lore.store.rows import HitRow
 
 
 def whole_stream_matches(text: str, query_plan: QueryPlan) -> list[Match]:
-    """The matcher as it was: every token of the text with its span, then each position."""
+    """The matcher as it was: every token of the text with its span, then each position;
+    a phrase is a match a piece, parted where anything but spaces, tabs and -'’_./*~`
+    stands between two of its tokens."""
     by_first: dict[str, list[QueryTerm]] = {}
     for term in query_plan.terms:
         by_first.setdefault(term.tokens[0], []).append(term)
@@ -29,7 +31,13 @@ def whole_stream_matches(text: str, query_plan: QueryPlan) -> list[Match]:
         for term in by_first.get(token, ()):
             n = len(term.tokens)
             if n == 1 or tuple(terms_at[i : i + n]) == term.tokens:
-                matches.append(Match(start, spans[i + n - 1][2], term))
+                piece = start
+                for before, after in zip(spans[i : i + n - 1], spans[i + 1 : i + n], strict=True):
+                    gap = text[before[2] : after[1]]
+                    if gap.strip(" \t-'’_./*~`"):
+                        matches.append(Match(piece, before[2], term))
+                        piece = after[1]
+                matches.append(Match(piece, spans[i + n - 1][2], term))
     return matches
 
 
@@ -87,3 +95,19 @@ def test_one_scan_finds_the_evidence_and_the_unsearched_words_of_two(
         {m.term for m in whole_stream_matches(f"{head}\n{body}", QueryPlan(query, unsearched))},
     )
     assert got == two_scans
+
+
+def test_a_phrase_parted_by_a_line_end_or_a_stop_is_highlighted_a_piece_at_a_time() -> None:
+    """The index finds 进程调度 where 进程 ends a sentence and 调度 starts the next line's
+    list item (their tokens are next to each other, as in FTS5): the evidence marks each
+    word, not the full stop, line end and bullet between them; words a space, hyphen or
+    emphasis joins stay one highlight."""
+    body = "利用其迅速找到最小值的进程。\n- 调度器入口是 schedule 函数"
+    snippet_text = build_evidence(body, 1, [], plan("进程调度").evidence).snippet
+    assert "«进程»。 - «调度»器入口" in snippet_text, snippet_text
+    joined = build_evidence("把**进程**调度出去", 1, [], plan("进程调度").evidence).snippet
+    assert joined == "把**«进程**调度»出去"
+    english = plan('"kernel module"').evidence
+    assert "«kernel module»" in build_evidence("A kernel module loads.", 1, [], english).snippet
+    parted = build_evidence("Build the kernel.\nModule loading is next.", 1, [], english)
+    assert "«kernel».\n" not in parted.snippet and "«kernel». «Module»" in parted.snippet

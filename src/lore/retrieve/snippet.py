@@ -18,6 +18,9 @@ from .query import QueryPlan, QueryTerm
 SCAN_LIMIT_CHARS = 300_000  # past this, a giant note's snippet comes from its head
 _WEIGHTS = {"cjk_char": 1.0, "word": 4.0, "phrase": 6.0, "cjk_word": 3.0}
 _WS = re.compile(r"\s+")
+# What may stand between two tokens of a phrase inside one highlight: "kernel module",
+# "e-mail", "**粗体**中文". Anything else (a line end, 。，: ( ...) parts the highlight.
+_JOINS = re.compile(r"[ \t\-'’_./*~`]*")
 # Markdown that only adds noise to a one-line snippet: heading and quote marks at the
 # start of a line. Matched against the whole body, so "^" means a real line start.
 _LINE_MARKUP = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?)", re.MULTILINE)
@@ -39,24 +42,31 @@ class Evidence(NamedTuple):  # a tuple: cheaper for a cold process than a datacl
 def find_matches(text: str, plan: QueryPlan) -> list[Match]:
     """Every occurrence of a plan term in `text`, as character spans of the original text.
     Only the tokens that are some term's are looked at (wanted_spans): a phrase matches
-    where its tokens stand at consecutive positions of the text's stream."""
+    where its tokens stand at consecutive positions of the text's stream. A phrase whose
+    tokens a line end or a punctuation mark parts (进程。\n- 调度 for 进程调度: the index
+    finds it, as FTS5 does) is one match a piece, so that no highlight spans the break."""
     by_first: dict[str, list[QueryTerm]] = {}
     for term in plan.terms:
         by_first.setdefault(term.tokens[0], []).append(term)
     wanted = frozenset(tok for term in plan.terms for tok in term.tokens)
     found = wanted_spans(text[:SCAN_LIMIT_CHARS], wanted, with_alternatives=True)
-    at = {position: (token, end) for position, token, _start, end in found}
+    at = {position: (token, start, end) for position, token, start, end in found}
     matches: list[Match] = []
     for position, token, start, end in found:
         for term in by_first.get(token, ()):
-            last = end
+            pieces: list[Match] = []
+            piece, last = start, end
             for k, want in enumerate(term.tokens[1:], 1):
                 got = at.get(position + k)
                 if got is None or got[0] != want:
                     break
-                last = got[1]
+                if got[1] > last and not _JOINS.fullmatch(text, last, got[1]):
+                    pieces.append(Match(piece, last, term))
+                    piece = got[1]
+                last = got[2]
             else:
-                matches.append(Match(start, last, term))
+                matches += pieces
+                matches.append(Match(piece, last, term))
     return matches
 
 
