@@ -463,3 +463,30 @@ def test_a_large_sync_gives_the_planner_its_statistics_a_small_one_does_not(
         assert all(rebuilt[t][1] > first[t][1] for t in first), (first, rebuilt)
         pages, visible = _visible_pages(store, "lex_postings")
         assert pages > 0 and visible == pages
+
+
+def test_the_vacuum_after_a_write_leaves_a_table_another_session_holds(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The write is committed when its tables are vacuumed: a table another session holds
+    (another sync's ANALYZE, to its commit) is left after the write lock's wait, and the
+    others are vacuumed all the same; the connection's lock timeout is its own again."""
+    import psycopg
+
+    root = tmp_path / "vault"
+    write_notes(root, 60, "first")
+    with lore.open(root, db=pg_url) as pg:
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        pg.sync()
+        before = _analysed(store)
+        store.execute("SET statement_timeout = '30s'")  # a VACUUM that waits fails the test
+        with psycopg.connect(pg_url, autocommit=True) as other, other.transaction():
+            other.execute(f'LOCK TABLE "{store.namespace}".notes IN SHARE UPDATE EXCLUSIVE MODE')
+            store.busy_timeout_ms = 200
+            store._vacuum_due = ('"notes"', '"tags"')  # as a large write leaves them
+            store._vacuum()
+        after = _analysed(store)
+        assert after["notes"] == before["notes"]
+        assert after["tags"][1] > before["tags"][1]
+        assert store.query("SHOW lock_timeout") == [("0",)]

@@ -82,7 +82,7 @@ class PgBase(SqlBase):
     _next_ids: dict[str, int]  # the next id of a table, counted in this transaction
     _notes_written: int = 0  # notes indexed or dropped (or their texts planned) in this transaction
     _vectors_unanalysed: int = 0  # vectors written since the tables were last analysed
-    _vacuum_due: str = ""  # the tables this transaction analysed: vacuumed once it commits
+    _vacuum_due: tuple[str, ...] = ()  # the tables this transaction analysed (quoted)
     read_cache: ReadCache  # what reads of one generation share (lore.store.pg_lexical)
     _word_terms: WordTerms | None = None  # the words written as terms (None: not read)
     _reading: ReadCache | None = None  # read_cache, inside a read snapshot
@@ -198,7 +198,7 @@ class PgBase(SqlBase):
                 self._advance_sequences()
                 self._refresh_statistics()
             except BaseException:
-                self._vacuum_due = ""
+                self._vacuum_due = ()
                 self._staged = False  # stage tables this transaction made are rolled back
                 self._loaded.clear()  # and the rows loaded into them
                 self._load_characters = 0
@@ -373,9 +373,9 @@ class PgBase(SqlBase):
             "SELECT c.relname FROM pg_class c WHERE c.relkind = 'r'"
             " AND c.relnamespace = current_schema()::regnamespace ORDER BY c.relname"
         )
-        quoted = ", ".join('"' + str(name).replace('"', '""') + '"' for (name,) in tables)
+        quoted = tuple('"' + str(name).replace('"', '""') + '"' for (name,) in tables)
         if quoted:
-            self.execute(f"ANALYZE {quoted}")  # one statement, one round trip
+            self.execute(f"ANALYZE {', '.join(quoted)}")  # one statement, one round trip
             self._vacuum_due = quoted
         self._vectors_unanalysed = 0
 
@@ -386,12 +386,24 @@ class PgBase(SqlBase):
         autovacuum came by later, throttled, and went through the 34 GB for tens of minutes,
         during which an edit of 10 notes synced in 92 s (16 s once vacuumed) and searches
         took 1.4x as long. VACUUM reads only the pages not yet all-visible: the ones the
-        write touched. A table another session holds (its sync's ANALYZE) is skipped rather
-        than waited for: this write is done, and autovacuum will come by."""
-        tables, self._vacuum_due = self._vacuum_due, ""
-        if tables:
-            with self._connected():
-                self.conn.execute(f"VACUUM (SKIP_LOCKED) {tables}")
+        write touched. A table autovacuum has begun is taken from it (the server cancels an
+        autovacuum in another's way after a second); one another sync holds (its ANALYZE,
+        to its commit) is left after the write lock's wait: this write is done."""
+        import psycopg
+
+        tables, self._vacuum_due = self._vacuum_due, ()
+        if not tables:
+            return
+        with self._connected():
+            self.conn.execute(f"SET lock_timeout = {int(self.busy_timeout_ms)}")
+            try:
+                for table in tables:  # a statement each: a table left leaves only itself
+                    try:
+                        self.conn.execute(f"VACUUM {table}")
+                    except psycopg.errors.LockNotAvailable:
+                        continue
+            finally:
+                self.conn.execute("RESET lock_timeout")
 
     def _advance_sequences(self) -> None:
         for table, following in sorted(self._next_ids.items()):
