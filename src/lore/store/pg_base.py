@@ -192,13 +192,13 @@ class PgBase(SqlBase):
                     hint="wait for it to finish and try again",
                 ) from None
             self._word_terms = None  # read under the lock: another process may have rebuilt
+            self._vacuum_due = ()  # what this transaction analyses, once it has committed
             try:
                 yield
                 self._send_batch()  # everything written is in before the commit
                 self._advance_sequences()
                 self._refresh_statistics()
             except BaseException:
-                self._vacuum_due = ()
                 self._staged = False  # stage tables this transaction made are rolled back
                 self._loaded.clear()  # and the rows loaded into them
                 self._load_characters = 0
