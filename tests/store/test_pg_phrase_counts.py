@@ -105,11 +105,17 @@ def test_random_phrases_count_as_fts5(corpus: Twin, phrase: tuple[str, ...]) -> 
         max_size=6,
     )
 )
-def test_the_union_of_postings_is_what_np_unique_gives(lists: list[list[int]]) -> None:
-    """Both ways _union finds it (a table over a narrow range, a sort over a wide one)."""
+def test_the_slots_of_postings_hold_what_np_unique_gives(lists: list[list[int]]) -> None:
+    """Both ways _slots places documents (a table over a narrow range, a sort over a wide
+    one): each posting's slot holds its document, and the slots named hold the distinct
+    documents in ascending order."""
     arrays = [np.array(values, dtype=np.int64) for values in lists]
     every = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
-    docs, inverse = pg_bm25._union(arrays)
-    expected_docs, expected_inverse = np.unique(every, return_inverse=True)
-    assert docs.tolist() == expected_docs.tolist()
-    assert inverse.tolist() == expected_inverse.tolist()
+    slots = pg_bm25._slots(arrays)
+    assert len(slots.places) == len(arrays)
+    for values, places in zip(arrays, slots.places, strict=True):
+        assert slots.documents(places).tolist() == values.tolist()
+    named = np.zeros(slots.size, dtype=bool)
+    for places in slots.places:
+        named[places] = True
+    assert slots.documents(np.flatnonzero(named)).tolist() == np.unique(every).tolist()

@@ -18,6 +18,7 @@ from twin import Twin
 
 import lore
 from bench.round_trips import counted
+from lore.store import pg_cache
 from lore.store.postgres import PostgresStore
 from lore.store.query import Filters, TextQuery
 from lore.store.sqlite import SqliteStore
@@ -75,6 +76,32 @@ def test_the_note_count_is_read_once_per_generation(tmp_path: Path, pg_url: str)
         with pg.store.snapshot(), sqlite.store.snapshot():
             assert pg.store.note_count() == sqlite.store.note_count() == 31
             assert pg.store.note_count(allow) == sqlite.store.note_count(allow) == 11
+
+
+def test_the_same_answers_whatever_the_cache_has_room_for(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Searches keep postings for the next, up to a bound (lore.store.pg_cache): with room
+    for none of them, some or all, the same answers; a write lets them go as it begins."""
+    with synced_pair(tmp_path, pg_url, 30) as (sqlite, pg):
+        expected = answers(sqlite)
+        assert expected[0]
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        trips: dict[int, int] = {}
+        full = pg_cache.MAX_BYTES
+        for room in (0, 4_000, full):
+            monkeypatch.setattr(pg_cache, "MAX_BYTES", room)
+            store.read_cache.clear()
+            assert answers(pg) == expected
+            with round_trips(store) as again:
+                assert answers(pg) == expected  # from what the first searches kept
+            assert store.read_cache.size <= room
+            trips[room] = again[0]
+        assert trips[0] > trips[full]  # with no room, the postings were read again
+        assert 0 < store.read_cache.size
+        with store.transaction():
+            assert store.read_cache.size == 0
 
 
 def test_weights_the_server_cannot_sum_as_fts5_are_summed_exactly(

@@ -193,6 +193,9 @@ class PgBase(SqlBase):
                 ) from None
             self._word_terms = None  # read under the lock: another process may have rebuilt
             self._vacuum_due = ()  # what this transaction analyses, once it has committed
+            # What searches kept is of no use once this commits (the generation moves on):
+            # let it go now, not at the next search, so the write has that memory.
+            self.read_cache.clear()
             try:
                 yield
                 self._send_batch()  # everything written is in before the commit

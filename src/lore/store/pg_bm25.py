@@ -15,7 +15,7 @@ resolved and the postings of its terms.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from .pg_packs import Postings
 from .pg_phrases import Columns, Resolved
@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from .pg_packs import Ints
+
 K1 = 1.2
 B = 0.75
-DENSE_SPAN = 8  # a union of postings by a table over their range: see _union
+DENSE_SPAN = 8  # postings' documents in a table over their range: see _slots
 
 
 def weighted(weights: Sequence[float], per_column: Sequence[int]) -> float:
@@ -47,9 +49,7 @@ def _exact_product(weight: float) -> bool:
     return (weight * 1024).is_integer()
 
 
-def _frequencies(
-    weights: Sequence[float], counts: NDArray[np.int64], columns: Columns
-) -> NDArray[np.float64]:
+def _frequencies(weights: Sequence[float], counts: Ints, columns: Columns) -> NDArray[np.float64]:
     """f(p) of each row of counts (only the query's columns count)."""
     import numpy as np
 
@@ -66,8 +66,8 @@ def _frequencies(
 
 
 class _Phrase(NamedTuple):
-    docs: NDArray[np.int64]
-    lengths: NDArray[np.float64]
+    docs: Ints
+    lengths: Ints
     freq: NDArray[np.float64]
     idf: float
     generating: bool
@@ -104,39 +104,65 @@ def _phrases(
     return out
 
 
-def _union(arrays: Sequence[NDArray[np.int64]]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-    """What np.unique(concatenated arrays, return_inverse=True) gives: the distinct
-    documents in ascending order and where each posting's document is among them. When
-    the documents' range is at most DENSE_SPAN times their number, a table over the range
-    finds both without sorting (a long question's terms hold a large share of the notes)."""
+class _Slots(NamedTuple):
+    """The distinct documents of some postings arrays as slots of a table: `places[i]`,
+    the slot of each posting of the i-th array. Dense (`docs` None): the slot of a
+    document is its distance from `low`, and a slot no posting names is empty. Otherwise
+    `docs` lists the documents, ascending, one per slot."""
+
+    size: int
+    places: list[Ints]
+    low: int
+    docs: Ints | None
+
+    def documents(self, slots: Ints) -> Ints:
+        """The documents in these slots."""
+        return slots + self.low if self.docs is None else self.docs[slots]
+
+
+def _slots(arrays: Sequence[Ints]) -> _Slots:
+    """Slots for the documents of these postings. When the documents' range is at most
+    DENSE_SPAN times the postings' number, the table covers the range and nothing is
+    sorted (a long question's terms hold a large share of the notes). Otherwise the
+    postings are sorted, stably: a term's postings come mostly in document order, and
+    merging such runs (timsort) took a tenth of the time a quicksort of them did
+    (np.unique's: 30 ms of a million-note search's 130). A wider table was no faster:
+    zeroing it and finding its filled slots cost more than the sort."""
     import numpy as np
 
-    every = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
-    if not len(every):
-        return every, np.zeros(0, dtype=np.intp)
-    low = int(every.min())
-    span = int(every.max()) - low + 1
-    if span > DENSE_SPAN * len(every):
-        return np.unique(every, return_inverse=True)
-    offsets = every - low
-    seen = np.zeros(span, dtype=bool)
-    seen[offsets] = True
-    place = np.cumsum(seen, dtype=np.intp) - 1
-    return np.flatnonzero(seen) + low, place[offsets]
+    sizes = [len(a) for a in arrays]
+    filled = [a for a in arrays if len(a)]
+    if not filled:
+        return _Slots(0, [np.zeros(0, dtype=np.intp) for _a in arrays], 0, None)
+    low = min(int(a.min()) for a in filled)
+    span = max(int(a.max()) for a in filled) - low + 1
+    if span <= DENSE_SPAN * sum(sizes):
+        return _Slots(span, [a - low for a in arrays], low, None)
+    every = np.concatenate(arrays)
+    order = np.argsort(every, kind="stable")
+    ordered = every[order]
+    first = np.empty(len(ordered), dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inverse = np.empty(len(every), dtype=np.intp)
+    inverse[order] = np.cumsum(first) - 1
+    return _Slots(int(first.sum()), np.split(inverse, np.cumsum(sizes)[:-1]), 0, ordered[first])
 
 
 def _term(
-    idf: float, freq: float | NDArray[np.float64], size: NDArray[np.float64], avgdl: float
+    idf: float, freq: float | NDArray[np.float64], size: Ints | NDArray[np.float64], avgdl: float
 ) -> NDArray[np.float64]:
-    # One phrase's share, as fts5_aux.c writes it (and in its order of operations).
-    return idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
+    # One phrase's share, as fts5_aux.c writes it (and in its order of operations). A
+    # length may be an integer: multiplied by b, it becomes the same double.
+    share = idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
+    return cast("NDArray[np.float64]", share)
 
 
 def score(
     r: Resolved,
     postings: Mapping[int, Postings],
     among: Collection[int] | None = None,
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+) -> tuple[Ints, NDArray[np.float64]]:
     """(documents, FTS5's bm25 of each as a positive number): the candidates, those holding
     a generating phrase and no excluded one (only those `among` these, if given), in
     ascending document order. `postings`: those of every term `r` looks up directly and
@@ -145,45 +171,65 @@ def score(
 
     wanted = None if among is None else np.fromiter(among, dtype=np.int64)
     phrases = _phrases(r, postings, wanted)
-    docs, inverse = _union([p.docs for p in phrases.values()])
-    where: dict[int, NDArray[np.intp]] = {}
-    lengths = np.zeros(len(docs))
-    generating = np.zeros(len(docs), dtype=bool)
-    start = 0
+    slots = _slots([p.docs for p in phrases.values()])
+    where = dict(zip(phrases, slots.places, strict=True))
+    lengths = np.zeros(slots.size) if r.every is not None else None
+    generating = np.zeros(slots.size, dtype=bool)
     for index, phrase in phrases.items():
-        at = inverse[start : start + len(phrase.docs)]
-        start += len(phrase.docs)
-        where[index] = at
-        lengths[at] = phrase.lengths
+        if lengths is not None:
+            lengths[where[index]] = phrase.lengths
         if phrase.generating:
-            generating[at] = True
-    scores = np.zeros(len(docs))
-    for index in range(r.count):
-        if r.every is not None and index == r.every[0]:
-            scores += _term(r.every[1], r.weights[-1], lengths, r.avgdl)
-        elif index in phrases:
-            phrase = phrases[index]
-            scores[where[index]] += _term(phrase.idf, phrase.freq, phrase.lengths, r.avgdl)
-    keep = generating & ~_excluded(r, postings, docs)
-    return docs[keep], scores[keep]
+            generating[where[index]] = True
+    if r.every is not None and lengths is not None:
+        scores = np.zeros(slots.size)
+        for index in range(r.count):
+            if index == r.every[0]:  # every candidate's share, in its place
+                scores += _term(r.every[1], r.weights[-1], lengths, r.avgdl)
+            elif index in phrases:  # a phrase holds a document once: no slot twice
+                phrase = phrases[index]
+                scores[where[index]] += _term(phrase.idf, phrase.freq, phrase.lengths, r.avgdl)
+    else:
+        # bincount adds the shares in the order given, phrase after phrase as FTS5 does,
+        # in one pass.
+        order = sorted(phrases)
+        none = [np.zeros(0, dtype=np.intp)]
+        shares = [
+            _term(phrases[i].idf, phrases[i].freq, phrases[i].lengths, r.avgdl) for i in order
+        ]
+        scores = np.asarray(
+            np.bincount(
+                np.concatenate([where[i] for i in order] + none),
+                weights=np.concatenate([*shares, np.zeros(0)]),
+                minlength=slots.size,
+            ),
+            dtype=np.float64,
+        )
+    held = np.flatnonzero(generating)
+    docs = slots.documents(held)
+    keep = ~_excluded(r, postings, docs)
+    return docs[keep], scores[held[keep]]
 
 
-def candidates(r: Resolved, postings: Mapping[int, Postings]) -> NDArray[np.int64]:
+def candidates(r: Resolved, postings: Mapping[int, Postings]) -> Ints:
     """The documents `score` returns, in the same order, without scoring them (what a
     count of the matching notes needs)."""
+    import numpy as np
+
     held = [
         postings[term_id].docs[postings[term_id].holding(r.columns)]
         for term_id, _idf, generating in r.direct.values()
         if generating
     ]
     held += [counted.docs for counted, _idf, generating in r.counted.values() if generating]
-    docs = _union(held)[0]
+    slots = _slots(held)
+    present = np.zeros(slots.size, dtype=bool)
+    for at in slots.places:
+        present[at] = True
+    docs = slots.documents(np.flatnonzero(present))
     return docs[~_excluded(r, postings, docs)]
 
 
-def _excluded(
-    r: Resolved, postings: Mapping[int, Postings], docs: NDArray[np.int64]
-) -> NDArray[np.bool_]:
+def _excluded(r: Resolved, postings: Mapping[int, Postings], docs: Ints) -> NDArray[np.bool_]:
     """The documents holding an excluded phrase (in the query's columns)."""
     import numpy as np
 

@@ -1,55 +1,112 @@
 """What the reads of one generation of a PostgreSQL index share (issue 15): values that
 change only when a sync commits (the full-text statistics, a term's id and document
-frequency, a long phrase's notes), read once and reused by every search until the next
-sync, instead of a round trip each per search.
+frequency, a long phrase's notes, a term's postings), read once and reused by every
+search until the next sync, instead of a round trip each per search.
 
 A read snapshot (lore.store.pg_base.snapshot) reads the vault's generation counter, which
 every committed write transaction moves on, in the same statement that fixes what the
 snapshot sees, and hands the reads the cache of that generation: a value kept from an
 older generation is never served, and a write transaction (whose statistics change under
 it) gets no cache at all.
+
+Within a generation the cache holds the values asked for most, up to MAX_BYTES: the
+postings of the words most questions hold (的, 是, "the", "what") stay; a rare word's are
+kept while there is room, and make way for a value asked for as often or more. (It used to
+start again when full: at a million notes it was full after a few questions, and every
+question read the common words' postings from the server and decoded them again. Letting
+the least recently used go instead kept almost nothing either: a run of rare words pushes
+out the common ones between two questions that want them.)
 """
 
 from __future__ import annotations
 
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
-MAX_ENTRIES = 20_000  # past this, the cache starts again (a long-running server's bound)
-# Postings kept (lore.store.pg_lexical), decoded: 48 bytes a note's (its id, length and
-# four counts as 8-byte numbers), 24 a part's, so up to about 100 MB; a term holding more
-# than a quarter of this is read each time it is wanted, never kept.
-MAX_SIZE = 2_000_000
+MAX_ENTRIES = 50_000  # values kept at most (a term's id is one)
+# Bytes of values kept (postings, mostly: 12 bytes a note's, 9 a part's, as
+# lore.store.pg_packs decodes them).
+MAX_BYTES = 160 * 2**20
 
 
 class ReadCache:
-    """Values keyed by what they were read for, all from one generation of the index."""
+    """Values keyed by what they were read for, all from one generation of the index. Safe
+    to share between threads (a search ranks the notes and their parts on two)."""
 
     def __init__(self) -> None:
         self.generation: int | None = None
-        self._values: dict[Hashable, Any] = {}
-        self._size = 0
+        self._values: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()  # oldest first
+        self._asked: Counter[Hashable] = Counter()  # times each key was asked for
+        self._bytes = 0
+        self._lock = threading.Lock()
 
     def at(self, generation: int) -> ReadCache:
         """This cache for reads of `generation` (emptied when that is another one)."""
-        if (
-            generation != self.generation
-            or len(self._values) > MAX_ENTRIES
-            or self._size > MAX_SIZE
-        ):
-            self._values = {}
-            self._size = 0
+        if generation != self.generation:
+            self.clear()
             self.generation = generation
         return self
 
+    def clear(self) -> None:
+        """Let every value go."""
+        with self._lock:
+            self._values.clear()
+            self._asked.clear()
+            self._bytes = 0
+
     def get(self, key: Hashable) -> Any:
         """The value kept under `key`, or None."""
-        return self._values.get(key)
+        with self._lock:
+            self._asked[key] += 1
+            if len(self._asked) > 4 * MAX_ENTRIES:  # keys asked once and never kept
+                self._asked = Counter({k: self._asked[k] for k in self._values})
+            found = self._values.get(key)
+            if found is None:
+                return None
+            self._values.move_to_end(key)
+            return found[0]
 
     def put(self, key: Hashable, value: Any, size: int = 0) -> None:
-        """Keep `value`; `size`: what it weighs against MAX_SIZE (a value that would weigh
-        more than a quarter of it is not kept)."""
-        if size > MAX_SIZE // 4:
-            return
-        self._values[key] = value
-        self._size += size
+        """Keep `value`; `size`: its bytes. Room is made by letting go of the values asked
+        for least, the least recently used first, none asked for more often than this one
+        (if that is not enough, this one is not kept); a value over a quarter of MAX_BYTES
+        is never kept."""
+        with self._lock:
+            old = self._values.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            if size > MAX_BYTES // 4 or not self._make_room(size, self._asked[key]):
+                return
+            self._values[key] = (value, size)
+            self._bytes += size
+            if len(self._values) > MAX_ENTRIES:
+                _key, (_value, weight) = self._values.popitem(last=False)
+                self._bytes -= weight
+
+    def _make_room(self, size: int, asked: int) -> bool:
+        """Let values go, as `put` says, until `size` more bytes fit (False: they cannot)."""
+        over = self._bytes + size - MAX_BYTES
+        if over <= 0:
+            return True
+        victims = sorted(
+            (k for k, (_v, weight) in self._values.items() if weight and self._asked[k] <= asked),
+            key=self._asked.__getitem__,
+        )  # stable: the least recently used first among those asked for as often
+        chosen, freed = [], 0
+        for k in victims:
+            if freed >= over:
+                break
+            chosen.append(k)
+            freed += self._values[k][1]
+        if freed < over:
+            return False
+        for k in chosen:
+            self._bytes -= self._values.pop(k)[1]
+        return True
+
+    @property
+    def size(self) -> int:
+        """The bytes kept."""
+        return self._bytes

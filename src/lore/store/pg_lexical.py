@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     import psycopg
     from numpy.typing import NDArray
 
+    from .pg_packs import Ints
+
     Connection = psycopg.Connection[Any]
 
 FILTER_CHUNK = 256  # candidates, best first, checked against a search's filters at a time
@@ -78,7 +80,7 @@ def _postings(conn: Connection, r: Resolved, cache: ReadCache | None) -> dict[in
 
 def _scored(
     conn: Connection, r: Resolved, cache: ReadCache | None, among: Collection[int] | None = None
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+) -> tuple[Ints, NDArray[np.float64]]:
     """The candidates and FTS5's score of each (pg_bm25.score)."""
     return pg_bm25.score(r, _postings(conn, r, cache), among)
 
@@ -159,7 +161,7 @@ def rank_and_score(
 def _best(
     conn: Connection,
     lx: Lexicon,
-    docs: NDArray[np.int64],
+    docs: Ints,
     scores: NDArray[np.float64],
     limit: int,
     where: str,
@@ -226,15 +228,22 @@ def matching(
     cache: ReadCache | None = None,
 ) -> list[int]:
     """Notes holding a generating phrase and no excluded one (and passing `where`)."""
-    plain = LexicalQuery(query.generating, excluded=query.excluded, columns=query.columns)
-    r = resolve(conn, plain, [1.0] * lx.width, lx, cache)
-    if r.notes == 0 or r.empty:
-        return []
-    docs: list[int] = pg_bm25.candidates(r, _postings(conn, r, cache)).tolist()
+    docs: list[int] = _matching(conn, query, lx, cache).tolist()
     if where and docs:
         passing = _passing(conn, docs, where, params or {})
         docs = [n for n in docs if n in passing]
     return docs
+
+
+def _matching(conn: Connection, query: LexicalQuery, lx: Lexicon, cache: ReadCache | None) -> Ints:
+    """The notes `matching` finds before its condition."""
+    import numpy as np
+
+    plain = LexicalQuery(query.generating, excluded=query.excluded, columns=query.columns)
+    r = resolve(conn, plain, [1.0] * lx.width, lx, cache)
+    if r.notes == 0 or r.empty:
+        return np.zeros(0, dtype=np.int64)
+    return pg_bm25.candidates(r, _postings(conn, r, cache))
 
 
 def count_matching(
@@ -245,5 +254,8 @@ def count_matching(
     params: Mapping[str, Any] | None = None,
     cache: ReadCache | None = None,
 ) -> int:
-    """How many notes `matching` finds."""
-    return len(matching(conn, query, where=where, params=params, cache=cache))
+    """How many notes `matching` finds (without a list of them when there is no condition:
+    a common word's count is most of the vault)."""
+    if where:
+        return len(matching(conn, query, where=where, params=params, cache=cache))
+    return len(_matching(conn, query, NOTES, cache))

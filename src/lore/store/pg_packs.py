@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     Connection = psycopg.Connection[Any]
+    Ints = NDArray[np.integer[Any]]  # integers of any width
 
 # Postings in a block: 3.5 KB of a note's, which PostgreSQL compresses in place (no TOAST
 # table to visit). A changed note's old postings are cut out of a block each: the first
@@ -57,22 +58,28 @@ def record_sql(lx: Lexicon, alias: str, doc: str | None = None) -> str:
 
 
 class Postings(NamedTuple):
-    """A term's postings: documents, their lengths and per-column counts, row by row."""
+    """A term's postings: documents, their lengths and per-column counts, row by row, as
+    compact as they go (they are kept between searches: lore.store.pg_cache): documents
+    and lengths in 4 bytes when they fit, counts in the fewest bytes their largest needs,
+    so 12 bytes a note's posting where 8-byte numbers took 48. Integers all: a length
+    becomes a double, exactly, where BM25 takes it (lore.store.pg_bm25)."""
 
-    docs: NDArray[np.int64]
-    lengths: NDArray[np.float64]
-    counts: NDArray[np.int64]  # (documents, columns)
+    docs: Ints
+    lengths: Ints
+    counts: Ints  # (documents, columns)
 
     @classmethod
     def decode(cls, packed: bytes, width: int) -> Postings:
         import numpy as np
 
         rows = np.frombuffer(packed, dtype=record_dtype(width))
-        return cls(
-            rows["doc"].astype(np.int64),
-            rows["len"].astype(np.float64),
-            rows["tf"].astype(np.int64).reshape(len(rows), width),
-        )
+        tf = rows["tf"].reshape(len(rows), width)
+        return cls(_narrow(rows["doc"]), _narrow(rows["len"]), _narrow(tf, unsigned=True))
+
+    @property
+    def nbytes(self) -> int:
+        """What these postings take in memory."""
+        return int(self.docs.nbytes + self.lengths.nbytes + self.counts.nbytes)
 
     @property
     def size(self) -> int:
@@ -85,6 +92,20 @@ class Postings(NamedTuple):
         if columns is None:
             return np.ones(self.size, dtype=bool)
         return np.asarray((self.counts[:, list(columns)] > 0).any(axis=1), dtype=bool)
+
+
+def _narrow(values: Ints, *, unsigned: bool = False) -> Ints:
+    """These integers (none negative if `unsigned`) in the narrowest type holding them."""
+    import numpy as np
+
+    if not values.size:
+        return values.astype(np.int32)
+    low, top = int(values.min()), int(values.max())
+    if unsigned and top < 2**8:
+        return values.astype(np.uint8)
+    if unsigned and top < 2**16:
+        return values.astype(np.uint16)
+    return values.astype(np.int32 if -(2**31) <= low and top < 2**31 else np.int64)
 
 
 def _read_sql(lx: Lexicon) -> str:
@@ -119,7 +140,7 @@ def term_postings(
     for term_id, chunks in parts.items():
         found = out[term_id] = Postings.decode(b"".join(chunks), lx.width)
         if cache is not None:
-            cache.put(("postings", lx.postings, term_id), found, size=found.size)
+            cache.put(("postings", lx.postings, term_id), found, size=found.nbytes)
     return out
 
 

@@ -196,7 +196,7 @@ def _counted(rows: Sequence[Sequence[Any]], columns: Columns, width: int) -> Pos
     if columns is not None:
         counts[:, [i for i in range(width) if i not in columns]] = 0
     held = counts.any(axis=1)
-    return Postings(table[held, 0], table[held, 1].astype(np.float64), counts[held])
+    return Postings(table[held, 0], table[held, 1], counts[held])
 
 
 def _count_phrases(
@@ -242,7 +242,9 @@ def _count_phrases(
         for phrase, cur in cursors.items():
             rows = cur.fetchall()
             if cache is not None:
-                cache.put(("in streams", lx.docs, phrase), rows, size=len(rows))
+                # Rows of Python integers: a tuple and its numbers each.
+                size = len(rows) * (56 + 36 * (lx.width + 2))
+                cache.put(("in streams", lx.docs, phrase), rows, size=size)
             out[phrase] = _kept(cache, lx, columns, phrase, rows)
     return out
 
@@ -258,7 +260,7 @@ def _kept(
     column), kept in the cache."""
     found = _counted(rows, columns, lx.width)
     if cache is not None:
-        cache.put(("counted", lx.docs, columns, phrase), found)
+        cache.put(("counted", lx.docs, columns, phrase), found, size=found.nbytes)
     return found
 
 

@@ -1,0 +1,185 @@
+"""The PostgreSQL read cache (lore.store.pg_cache) and the postings it keeps
+(lore.store.pg_packs.Postings): what a search reads is served only from its own generation,
+within a bound of memory, keeping the values asked for most. Pure Python: no server."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lore.store import pg_cache
+from lore.store.pg_cache import ReadCache
+from lore.store.pg_packs import Postings, record_dtype
+
+
+@pytest.fixture
+def small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pg_cache, "MAX_BYTES", 100)
+    monkeypatch.setattr(pg_cache, "MAX_ENTRIES", 8)
+
+
+def test_a_value_of_another_generation_is_never_served() -> None:
+    cache = ReadCache().at(1)
+    cache.put("statistics", (10, 200), size=16)
+    assert cache.at(1).get("statistics") == (10, 200)
+    assert cache.at(2).get("statistics") is None
+    assert cache.size == 0
+    assert cache.at(1).get("statistics") is None  # gone for good, not put aside
+
+
+@pytest.mark.usefixtures("small")
+def test_the_values_asked_for_least_make_way() -> None:
+    cache = ReadCache().at(1)
+    for _ in range(3):
+        cache.get("的")
+    cache.put("的", "postings of 的", size=20)
+    for n in range(4):
+        cache.get(f"rare {n}")
+        cache.put(f"rare {n}", n, size=20)
+    assert cache.size == 100
+    cache.get("rare 0")  # asked for again: now the least recently used is "rare 1"
+    cache.get("another")
+    cache.put("another", "its postings", size=20)
+    assert cache.get("rare 1") is None
+    assert [cache.get(f"rare {n}") for n in (0, 2, 3)] == [0, 2, 3]
+    assert (cache.get("的"), cache.get("another")) == ("postings of 的", "its postings")
+    assert cache.size == 100
+
+
+@pytest.mark.usefixtures("small")
+def test_the_value_asked_for_least_goes_first_however_recent() -> None:
+    cache = ReadCache().at(1)
+    for n in range(5):  # the oldest asked for most
+        for _ in range(5 - n):
+            cache.get(n)
+        cache.put(n, n, size=20)
+    for _ in range(3):
+        cache.get("new")
+    cache.put("new", "NEW", size=20)  # one must go: the one asked for once, the newest
+    assert [cache.get(n) for n in range(5)] == [0, 1, 2, 3, None]
+    assert cache.get("new") == "NEW"
+
+
+@pytest.mark.usefixtures("small")
+def test_a_value_asked_for_less_does_not_push_out_one_asked_for_more() -> None:
+    cache = ReadCache().at(1)
+    for n in range(5):
+        cache.get(n)
+        cache.get(n)
+        cache.put(n, n, size=20)
+    cache.get("new")
+    cache.put("new", "NEW", size=20)
+    assert cache.get("new") is None
+    assert [cache.get(n) for n in range(5)] == list(range(5))
+    assert cache.size == 100
+
+
+@pytest.mark.usefixtures("small")
+def test_a_value_over_a_quarter_of_the_bound_is_not_kept() -> None:
+    cache = ReadCache().at(1)
+    cache.put("small", 1, size=10)
+    cache.put("huge", 2, size=26)
+    assert cache.get("huge") is None
+    assert cache.get("small") == 1
+
+
+@pytest.mark.usefixtures("small")
+def test_past_the_number_of_values_the_oldest_goes() -> None:
+    cache = ReadCache().at(1)
+    for n in range(9):
+        cache.put(("term", n), n)
+    assert cache.get(("term", 0)) is None
+    assert [cache.get(("term", n)) for n in range(1, 9)] == list(range(1, 9))
+
+
+operations = st.lists(
+    st.tuples(
+        st.sampled_from(["get", "put", "generation"]),
+        st.integers(0, 12),  # the key (or the generation)
+        st.integers(0, 40),  # the size of a value put
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=150)
+@given(operations)
+def test_the_cache_serves_only_what_was_put_in_its_generation_within_its_bounds(
+    ops: list[tuple[str, int, int]],
+) -> None:
+    cache = ReadCache().at(0)
+    put: dict[int, tuple[int, int]] = {}  # key -> (generation, value) last put
+    generation, serial = 0, 0
+    limits = (100, 8)
+    saved = (pg_cache.MAX_BYTES, pg_cache.MAX_ENTRIES)
+    pg_cache.MAX_BYTES, pg_cache.MAX_ENTRIES = limits
+    try:
+        for op, key, size in ops:
+            if op == "generation":
+                generation = key
+                cache.at(generation)
+            elif op == "put":
+                serial += 1
+                cache.put(key, serial, size=size)
+                put[key] = (generation, serial)
+            else:
+                found = cache.get(key)
+                if found is not None:
+                    assert put[key] == (generation, found)
+            kept = list(cache._values.values())
+            assert cache.size == sum(weight for _value, weight in kept) <= limits[0]
+            assert len(kept) <= limits[1]
+    finally:
+        pg_cache.MAX_BYTES, pg_cache.MAX_ENTRIES = saved
+
+
+@pytest.mark.usefixtures("small")
+def test_threads_sharing_the_cache_keep_its_count_of_bytes_right() -> None:
+    cache = ReadCache().at(1)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(3000):
+                key = int(rng.integers(0, 20))
+                if cache.get(key) is None:
+                    cache.put(key, key, size=int(rng.integers(0, 25)))
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert cache.size == sum(weight for _value, weight in cache._values.values()) <= 100
+
+
+records = st.lists(
+    st.tuples(
+        st.integers(-(2**63), 2**63 - 1) | st.integers(0, 2**31 - 1),
+        st.integers(0, 2**31 - 1) | st.integers(0, 3000),
+        st.lists(st.integers(0, 2**31 - 1) | st.integers(0, 300), min_size=4, max_size=4),
+    ),
+    max_size=40,
+)
+
+
+@given(records)
+def test_postings_decode_to_the_numbers_packed_in_fewer_bytes(
+    rows: list[tuple[int, int, list[int]]],
+) -> None:
+    packed = np.array(rows, dtype=record_dtype(4)).tobytes()
+    p = Postings.decode(packed, 4)
+    assert p.docs.tolist() == [doc for doc, _len, _tf in rows]
+    assert p.lengths.tolist() == [size for _doc, size, _tf in rows]
+    assert p.counts.reshape(-1, 4).tolist() == [tf for _doc, _len, tf in rows]
+    assert p.nbytes <= 28 * len(rows)
+    if rows and max(max(tf) for _d, _l, tf in rows) < 256:
+        assert p.counts.itemsize == 1
