@@ -4,6 +4,8 @@ within a bound of memory, keeping the values asked for most. Pure Python: no ser
 
 from __future__ import annotations
 
+import os
+import platform
 import threading
 
 import numpy as np
@@ -94,6 +96,37 @@ def test_past_the_number_of_values_the_oldest_goes() -> None:
         cache.put(("term", n), n)
     assert cache.get(("term", 0)) is None
     assert [cache.get(("term", n)) for n in range(1, 9)] == list(range(1, 9))
+
+
+def test_letting_go_of_many_bytes_gives_the_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(pg_cache, "_give_back_memory", lambda: calls.append(1))
+    cache = ReadCache().at(1)
+    cache.put("small", 1, size=pg_cache.TRIM_BYTES - 1)
+    cache.at(2)  # another generation: let go, too little to ask the C library
+    cache.put("large", np.ones(pg_cache.TRIM_BYTES // 8), size=pg_cache.TRIM_BYTES)
+    assert calls == []
+    cache.clear()
+    assert calls == [1] and cache.size == 0
+
+
+def _resident_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
+def test_the_memory_let_go_is_given_back_to_the_system() -> None:
+    blocks = [bytes(1000) for _ in range(100_000)]  # ~100 MB in the C library's heap
+    pinned = blocks[::100]  # one block in a hundred stays: the heap cannot shrink
+    held = _resident_mb()
+    blocks.clear()
+    freed = _resident_mb()
+    pg_cache._give_back_memory()
+    after = _resident_mb()
+    assert held - freed < 50  # free() alone kept most of it
+    assert freed - after > 50  # the trim gave it back
+    assert len(pinned) == 1000
 
 
 operations = st.lists(
