@@ -125,9 +125,10 @@ def _slots(arrays: Sequence[Ints]) -> _Slots:
     DENSE_SPAN times the postings' number, the table covers the range and nothing is
     sorted (a long question's terms hold a large share of the notes). Otherwise the
     postings are sorted, stably: a term's postings come mostly in document order, and
-    merging such runs (timsort) took a tenth of the time a quicksort of them did
-    (np.unique's: 30 ms of a million-note search's 130). A wider table was no faster:
-    zeroing it and finding its filled slots cost more than the sort."""
+    merging such runs (timsort) takes a seventh of the time a quicksort of them does
+    (293,000 postings of five terms: 2 ms against 15; np.unique's quicksort was 30 ms of a
+    million-note search's 130). A wider table was slower: zeroing one over 5 million
+    parts and finding its filled slots took twice as long as the sort."""
     import numpy as np
 
     sizes = [len(a) for a in arrays]
@@ -192,13 +193,12 @@ def score(
         # bincount adds the shares in the order given, phrase after phrase as FTS5 does,
         # in one pass.
         order = sorted(phrases)
-        none = [np.zeros(0, dtype=np.intp)]
         shares = [
             _term(phrases[i].idf, phrases[i].freq, phrases[i].lengths, r.avgdl) for i in order
         ]
         scores = np.asarray(
             np.bincount(
-                np.concatenate([where[i] for i in order] + none),
+                np.concatenate([where[i] for i in order] + [np.zeros(0, dtype=np.intp)]),
                 weights=np.concatenate([*shares, np.zeros(0)]),
                 minlength=slots.size,
             ),
