@@ -132,14 +132,14 @@ def test_the_memory_let_go_is_given_back_to_the_system() -> None:
 operations = st.lists(
     st.tuples(
         st.sampled_from(["get", "put", "generation"]),
-        st.integers(0, 12),  # the key (or the generation)
+        st.integers(0, 40),  # the key (or the generation)
         st.integers(0, 40),  # the size of a value put
     ),
-    max_size=80,
+    max_size=200,
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=300)
 @given(operations)
 def test_the_cache_serves_only_what_was_put_in_its_generation_within_its_bounds(
     ops: list[tuple[str, int, int]],
@@ -166,6 +166,11 @@ def test_the_cache_serves_only_what_was_put_in_its_generation_within_its_bounds(
             kept = list(cache._values.values())
             assert cache.size == sum(weight for _value, weight in kept) <= limits[0]
             assert len(kept) <= limits[1]
+            # The values weighing something are grouped by the times they were asked for.
+            grouped = {k: t for t, group in cache._weighing.items() for k in group}
+            weighing = {k for k, (_value, weight) in cache._values.items() if weight}
+            assert grouped == {k: cache._asked[k] for k in weighing}
+            assert all(cache._weighing.values())
     finally:
         pg_cache.MAX_BYTES, pg_cache.MAX_ENTRIES = saved
 

@@ -56,6 +56,9 @@ class ReadCache:
         self.generation: int | None = None
         self._values: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()  # oldest first
         self._asked: Counter[Hashable] = Counter()  # times each key was asked for
+        # The values that weigh something, by the times they were asked for, each group
+        # the least recently used first: what makes room is found without a pass over all.
+        self._weighing: dict[int, OrderedDict[Hashable, None]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -72,6 +75,7 @@ class ReadCache:
             held = self._bytes
             self._values.clear()
             self._asked.clear()
+            self._weighing.clear()
             self._bytes = 0
         if held >= TRIM_BYTES:
             _give_back_memory()
@@ -79,13 +83,16 @@ class ReadCache:
     def get(self, key: Hashable) -> Any:
         """The value kept under `key`, or None."""
         with self._lock:
-            self._asked[key] += 1
+            asked = self._asked[key] = self._asked[key] + 1
             if len(self._asked) > 4 * MAX_ENTRIES:  # keys asked once and never kept
                 self._asked = Counter({k: self._asked[k] for k in self._values})
             found = self._values.get(key)
             if found is None:
                 return None
             self._values.move_to_end(key)
+            if found[1]:
+                self._ungroup(key, asked - 1)
+                self._weighing.setdefault(asked, OrderedDict())[key] = None
             return found[0]
 
     def put(self, key: Hashable, value: Any, size: int = 0) -> None:
@@ -94,37 +101,48 @@ class ReadCache:
         (if that is not enough, this one is not kept); a value over a quarter of MAX_BYTES
         is never kept."""
         with self._lock:
-            old = self._values.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            if size > MAX_BYTES // 4 or not self._make_room(size, self._asked[key]):
+            self._forget(key)
+            asked = self._asked[key]
+            if size > MAX_BYTES // 4 or not self._make_room(size, asked):
                 return
             self._values[key] = (value, size)
             self._bytes += size
+            if size:
+                self._weighing.setdefault(asked, OrderedDict())[key] = None
             if len(self._values) > MAX_ENTRIES:
-                _key, (_value, weight) = self._values.popitem(last=False)
-                self._bytes -= weight
+                self._forget(next(iter(self._values)))
 
     def _make_room(self, size: int, asked: int) -> bool:
         """Let values go, as `put` says, until `size` more bytes fit (False: they cannot)."""
         over = self._bytes + size - MAX_BYTES
         if over <= 0:
             return True
-        victims = sorted(
-            (k for k, (_v, weight) in self._values.items() if weight and self._asked[k] <= asked),
-            key=self._asked.__getitem__,
-        )  # stable: the least recently used first among those asked for as often
         chosen, freed = [], 0
-        for k in victims:
-            if freed >= over:
-                break
-            chosen.append(k)
-            freed += self._values[k][1]
+        for times in sorted(t for t in self._weighing if t <= asked):
+            for k in self._weighing[times]:
+                if freed >= over:
+                    break
+                chosen.append(k)
+                freed += self._values[k][1]
         if freed < over:
             return False
         for k in chosen:
-            self._bytes -= self._values.pop(k)[1]
+            self._forget(k)
         return True
+
+    def _forget(self, key: Hashable) -> None:
+        """Let the value under `key` go, if one is kept."""
+        found = self._values.pop(key, None)
+        if found is not None:
+            self._bytes -= found[1]
+            if found[1]:
+                self._ungroup(key, self._asked[key])
+
+    def _ungroup(self, key: Hashable, asked: int) -> None:
+        group = self._weighing[asked]
+        del group[key]
+        if not group:
+            del self._weighing[asked]
 
     @property
     def size(self) -> int:
