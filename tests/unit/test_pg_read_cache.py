@@ -1,6 +1,6 @@
 """The PostgreSQL read cache (lore.store.pg_cache) and the postings it keeps
 (lore.store.pg_packs.Postings): what a search reads is served only from its own generation,
-within a bound of memory, keeping the values asked for most. Pure Python: no server."""
+within a bound of memory, the least recently used let go. Pure Python: no server."""
 
 from __future__ import annotations
 
@@ -34,50 +34,25 @@ def test_a_value_of_another_generation_is_never_served() -> None:
 
 
 @pytest.mark.usefixtures("small")
-def test_the_values_asked_for_least_make_way() -> None:
-    cache = ReadCache().at(1)
-    for _ in range(3):
-        cache.get("的")
-    cache.put("的", "postings of 的", size=20)
-    for n in range(4):
-        cache.get(f"rare {n}")
-        cache.put(f"rare {n}", n, size=20)
-    assert cache.size == 100
-    cache.get("rare 0")  # asked for again: now the least recently used is "rare 1"
-    cache.get("another")
-    cache.put("another", "its postings", size=20)
-    assert cache.get("rare 1") is None
-    assert [cache.get(f"rare {n}") for n in (0, 2, 3)] == [0, 2, 3]
-    assert (cache.get("的"), cache.get("another")) == ("postings of 的", "its postings")
-    assert cache.size == 100
-
-
-@pytest.mark.usefixtures("small")
-def test_the_value_asked_for_least_goes_first_however_recent() -> None:
-    cache = ReadCache().at(1)
-    for n in range(5):  # the oldest asked for most
-        for _ in range(5 - n):
-            cache.get(n)
-        cache.put(n, n, size=20)
-    for _ in range(3):
-        cache.get("new")
-    cache.put("new", "NEW", size=20)  # one must go: the one asked for once, the newest
-    assert [cache.get(n) for n in range(5)] == [0, 1, 2, 3, None]
-    assert cache.get("new") == "NEW"
-
-
-@pytest.mark.usefixtures("small")
-def test_a_value_asked_for_less_does_not_push_out_one_asked_for_more() -> None:
+def test_the_least_recently_used_values_make_way() -> None:
     cache = ReadCache().at(1)
     for n in range(5):
-        cache.get(n)
-        cache.get(n)
-        cache.put(n, n, size=20)
-    cache.get("new")
-    cache.put("new", "NEW", size=20)
-    assert cache.get("new") is None
-    assert [cache.get(n) for n in range(5)] == list(range(5))
-    assert cache.size == 100
+        cache.put(n, f"postings {n}", size=20)
+    for n in range(3):
+        cache.put(("term", n), n)  # term ids weigh nothing: none has to go for them
+    assert cache.size == 100 and cache.get(0) == "postings 0"  # 0 is now the most recent
+    cache.put("common", "postings of 的", size=25)  # 125 > 100: 1 and 2 go
+    assert [cache.get(n) for n in range(5)] == [
+        "postings 0",
+        None,
+        None,
+        "postings 3",
+        "postings 4",
+    ]
+    assert cache.get("common") == "postings of 的" and cache.size == 85
+    assert [cache.get(("term", n)) for n in range(3)] == [0, 1, 2]
+    cache.put("common", "the same, read again", size=25)  # replaced, not counted twice
+    assert cache.size == 85
 
 
 @pytest.mark.usefixtures("small")
@@ -166,11 +141,9 @@ def test_the_cache_serves_only_what_was_put_in_its_generation_within_its_bounds(
             kept = list(cache._values.values())
             assert cache.size == sum(weight for _value, weight in kept) <= limits[0]
             assert len(kept) <= limits[1]
-            # The values weighing something are grouped by the times they were asked for.
-            grouped = {k: t for t, group in cache._weighing.items() for k in group}
-            weighing = {k for k, (_value, weight) in cache._values.items() if weight}
-            assert grouped == {k: cache._asked[k] for k in weighing}
-            assert all(cache._weighing.values())
+            # The values weighing something, in the order they were last used.
+            order = [k for k, (_value, weight) in cache._values.items() if weight]
+            assert list(cache._weighing) == order
     finally:
         pg_cache.MAX_BYTES, pg_cache.MAX_ENTRIES = saved
 

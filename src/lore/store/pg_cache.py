@@ -9,20 +9,19 @@ snapshot sees, and hands the reads the cache of that generation: a value kept fr
 older generation is never served, and a write transaction (whose statistics change under
 it) gets no cache at all.
 
-Within a generation the cache holds the values asked for most, up to MAX_BYTES: the
-postings of the words many questions hold ("the", "what", 什么) stay; a rarer word's are
-kept while there is room, and make way for a value asked for as often or more. (It used to
-start again when full: at a million notes it was full after a few questions, and every
-question read the common words' postings from the server and decoded them again. Letting
-the least recently used go instead kept almost nothing either: a question's rare words
-push out the common ones before the next question wants them.) A write lets it all go as
-it begins, and the memory with it.
+Within a generation the cache holds values up to MAX_BYTES, the least recently used let
+go first. (It used to start again when it held two million postings: at a million notes
+that was every few questions, the common words' postings read and decoded again each
+time. Keeping the values asked for most instead was tried, refusing a newcomer asked for
+less often: it refused a term's postings on their first read, so a search read them again
+for its count of notes, and read more from the server than this.) A write lets it all go
+as it begins, and the memory with it.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
@@ -55,10 +54,9 @@ class ReadCache:
     def __init__(self) -> None:
         self.generation: int | None = None
         self._values: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()  # oldest first
-        self._asked: Counter[Hashable] = Counter()  # times each key was asked for
-        # The values that weigh something, by the times they were asked for, each group
-        # the least recently used first: what makes room is found without a pass over all.
-        self._weighing: dict[int, OrderedDict[Hashable, None]] = {}
+        # Those of them that weigh something, the least recently used first: room is made
+        # without a pass over every value kept (term ids, mostly, in a long-running server).
+        self._weighing: OrderedDict[Hashable, None] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -74,7 +72,6 @@ class ReadCache:
         with self._lock:
             held = self._bytes
             self._values.clear()
-            self._asked.clear()
             self._weighing.clear()
             self._bytes = 0
         if held >= TRIM_BYTES:
@@ -83,52 +80,29 @@ class ReadCache:
     def get(self, key: Hashable) -> Any:
         """The value kept under `key`, or None."""
         with self._lock:
-            asked = self._asked[key] = self._asked[key] + 1
-            if len(self._asked) > 4 * MAX_ENTRIES:  # keys asked once and never kept
-                self._asked = Counter({k: self._asked[k] for k in self._values})
             found = self._values.get(key)
             if found is None:
                 return None
             self._values.move_to_end(key)
             if found[1]:
-                self._ungroup(key, asked - 1)
-                self._weighing.setdefault(asked, OrderedDict())[key] = None
+                self._weighing.move_to_end(key)
             return found[0]
 
     def put(self, key: Hashable, value: Any, size: int = 0) -> None:
-        """Keep `value`; `size`: its bytes. Room is made by letting go of the values asked
-        for least, the least recently used first, none asked for more often than this one
-        (if that is not enough, this one is not kept); a value over a quarter of MAX_BYTES
-        is never kept."""
+        """Keep `value`; `size`: its bytes. The least recently used values are let go to
+        make room; a value over a quarter of MAX_BYTES is never kept."""
         with self._lock:
             self._forget(key)
-            asked = self._asked[key]
-            if size > MAX_BYTES // 4 or not self._make_room(size, asked):
+            if size > MAX_BYTES // 4:
                 return
+            while self._bytes + size > MAX_BYTES:
+                self._forget(next(iter(self._weighing)))
             self._values[key] = (value, size)
             self._bytes += size
             if size:
-                self._weighing.setdefault(asked, OrderedDict())[key] = None
+                self._weighing[key] = None
             if len(self._values) > MAX_ENTRIES:
                 self._forget(next(iter(self._values)))
-
-    def _make_room(self, size: int, asked: int) -> bool:
-        """Let values go, as `put` says, until `size` more bytes fit (False: they cannot)."""
-        over = self._bytes + size - MAX_BYTES
-        if over <= 0:
-            return True
-        chosen, freed = [], 0
-        for times in sorted(t for t in self._weighing if t <= asked):
-            for k in self._weighing[times]:
-                if freed >= over:
-                    break
-                chosen.append(k)
-                freed += self._values[k][1]
-        if freed < over:
-            return False
-        for k in chosen:
-            self._forget(k)
-        return True
 
     def _forget(self, key: Hashable) -> None:
         """Let the value under `key` go, if one is kept."""
@@ -136,13 +110,7 @@ class ReadCache:
         if found is not None:
             self._bytes -= found[1]
             if found[1]:
-                self._ungroup(key, self._asked[key])
-
-    def _ungroup(self, key: Hashable, asked: int) -> None:
-        group = self._weighing[asked]
-        del group[key]
-        if not group:
-            del self._weighing[asked]
+                del self._weighing[key]
 
     @property
     def size(self) -> int:
