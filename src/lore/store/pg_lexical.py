@@ -36,7 +36,8 @@ writes them):
 - What only a sync changes (the statistics, a term's id and frequency, a long phrase's
   notes, a term's postings) is read once per generation of the index and kept in the read
   snapshot's cache (lore.store.pg_cache): a search reads a term's postings once for its
-  notes, their count and their names, and the next search not at all.
+  notes, their count and their names, and the next searches not at all while the cache
+  holds them (128 MB of postings, the least recently used let go).
 
 Everything takes plain values (token streams, weights, phrases) and a psycopg connection
 whose `search_path` is the vault's schema; the caller owns transactions. The tables read
