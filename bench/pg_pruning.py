@@ -165,7 +165,7 @@ def _blocks(conn: Any, lx: Lexicon, term_id: int) -> list[Postings]:
     from lore.store.pg_packs import Postings
 
     out = [
-        Postings.decode(bytes(data), lx.width)
+        Postings.decode(bytes(data), b"", lx.width)
         for (data,) in conn.execute(
             f"SELECT data FROM {lx.packs} WHERE term_id = %s", (term_id,), binary=True
         )
@@ -265,12 +265,10 @@ def replay(conn: Any, ranking: Ranking) -> dict[str, Any] | None:
     terms = list(dict.fromkeys([t for t, _i, _g in r.direct.values()] + r.excluded_ids))
     took = dict.fromkeys(STEPS, 0.0)
     t = time.perf_counter()
-    packed: dict[int, list[bytes]] = {term_id: [] for term_id in terms}
-    for term_id, data in conn.execute(pg_packs._read_sql(r.lx), {"t": terms}, binary=True):
-        packed[int(term_id)].append(bytes(data))
+    packed = pg_packs.read_packed(conn, r.lx, terms)
     took["server"] = time.perf_counter() - t
     t = time.perf_counter()
-    postings = {k: pg_packs.Postings.decode(b"".join(v), r.lx.width) for k, v in packed.items()}
+    postings = {k: pg_packs.Postings.decode(*v, r.lx.width) for k, v in packed.items()}
     took["decode"] = time.perf_counter() - t
     t = time.perf_counter()
     docs, scores = pg_bm25.score(r, postings)

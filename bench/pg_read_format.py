@@ -7,20 +7,20 @@ bench.scale_search keeps, with lore's read cache off, and records the terms whos
 each search reads (pg_packs.term_postings). Those terms' blocks are then copied into scratch
 tables of the same database in other formats, and each search's reads are replayed in
 each: one statement per lexicon and search (as pg_packs.term_postings reads the blocks),
-fetched in binary and decoded with numpy into what lore scores. Formats:
+fetched in binary and decoded with numpy into what lore scores. Formats
+(lore.store.pg_records):
 
-- `stored`: the index's own blocks (28 bytes a note's posting, 16 a part's, pglz);
-- `plain`: the same records, uncompressed (STORAGE PLAIN: no decompression, more bytes);
-- `narrow`: a record of the document (4 bytes), its length (4) and a count per column (1),
-  little-endian: 12 bytes a note's posting (four columns), 9 a part's; compressed as the
-  server does by default;
-- `narrow plain`: the same, uncompressed.
+- `stored`: the index's own blocks: block records, 12 bytes a note's posting (four
+  columns), 9 a part's, which PostgreSQL leaves uncompressed;
+- `wide`: the row record (an 8-byte document, a 4-byte length and count per column: 28
+  bytes a note's posting, 16 a part's), compressed as the server does by default (pglz):
+  the blocks' format before m009_block_records;
+- `wide plain`: the same, uncompressed (STORAGE PLAIN).
 
 Each search's reads are replayed three times per format, the formats' order turning, and
-the median kept. A count over 255 does not fit the narrow record: how many there are is
-reported (a real format needs an escape for them). Nothing of the index is changed; the
-scratch schema is dropped at the end. Writes bench/results/pg_read_format_<size>.{md,json}
-unless --no-write.
+the median kept. Nothing of the index is changed; the scratch schema is dropped at the
+end. Writes bench/results/pg_read_format_<size>.{md,json} unless --no-write. (The results
+of 6b91293, before m009, compared the wide blocks then stored with 12-byte records.)
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from bench.scale import PG_VAULT, WORK_DIR
 from bench.scale_search import KEPT_SERVER
 
 SCRATCH = "lore_read_format"  # the scratch schema
-FORMATS = ("stored", "plain", "narrow", "narrow plain")
+FORMATS = ("stored", "wide", "wide plain")
 REPEATS = 3
 
 Reads = list[dict[str, list[int]]]  # per search: the lexicon's packs table -> term ids
@@ -72,22 +72,12 @@ def record_reads(vault: str, db: str, queries: Sequence[str]) -> Reads:
     return [{t: sorted(set(ids)) for t, ids in r.items()} for r in reads]
 
 
-def _narrow_dtype(width: int) -> Any:
+def make_scratch(conn: Any, reads: Reads, widths: dict[str, int], schema: str = PG_VAULT) -> None:
+    """The scratch tables, for every term read, from the vault's tables in `schema`."""
     import numpy as np
 
-    return np.dtype([("doc", "<i4"), ("len", "<i4"), ("tf", "u1", (width,))])
+    from lore.store.pg_records import block_dtype, row_dtype
 
-
-def make_scratch(
-    conn: Any, reads: Reads, widths: dict[str, int], schema: str = PG_VAULT
-) -> dict[str, int]:
-    """The scratch tables, for every term read, from the vault's tables in `schema`;
-    returns the counts over 255 clipped."""
-    import numpy as np
-
-    from lore.store.pg_packs import record_dtype
-
-    clipped: dict[str, int] = defaultdict(int)
     conn.execute(f"DROP SCHEMA IF EXISTS {SCRATCH} CASCADE; CREATE SCHEMA {SCRATCH}")
     for packs, width in widths.items():
         terms = sorted({t for r in reads for t in r.get(packs, [])})
@@ -97,13 +87,6 @@ def make_scratch(
                 f"CREATE TABLE {_table(packs, fmt_name, schema)}"
                 f" (term_id integer, first_doc bigint, data bytea{storage})"
             )
-        conn.execute(
-            f"INSERT INTO {_table(packs, 'plain', schema)} SELECT term_id, first_doc,"
-            f" data || ''::bytea FROM {schema}.{packs} WHERE term_id = ANY(%s)",
-            (terms,),
-        )
-        stored = record_dtype(width)
-        narrow = _narrow_dtype(width)
         rows = conn.execute(
             f"SELECT term_id, first_doc, data FROM {schema}.{packs} WHERE term_id = ANY(%s)",
             (terms,),
@@ -111,23 +94,19 @@ def make_scratch(
         )
         out = []
         for term_id, first, data in rows:
-            old = np.frombuffer(bytes(data), dtype=stored)
-            new = np.zeros(len(old), dtype=narrow)
-            new["doc"], new["len"] = old["doc"], old["len"]
-            tf = old["tf"].reshape(len(old), width)
-            clipped[packs] += int((tf > 255).sum())
-            new["tf"] = np.minimum(tf, 255).reshape(new["tf"].shape)
-            out.append((term_id, first, new.tobytes()))
-        for fmt_name in ("narrow", "narrow plain"):
+            stored = np.frombuffer(bytes(data), dtype=block_dtype(width))
+            wide = np.zeros(len(stored), dtype=row_dtype(width))
+            for field in ("doc", "len", "tf"):
+                wide[field] = stored[field]
+            out.append((term_id, first, wide.tobytes()))
+        for fmt_name in FORMATS[1:]:
             with conn.cursor() as cur:
                 table = _table(packs, fmt_name, schema)
                 with cur.copy(f"COPY {table} (term_id, first_doc, data) FROM STDIN") as copy:
                     for row in out:
                         copy.write_row(row)
-        for fmt_name in FORMATS[1:]:
             conn.execute(f"CREATE INDEX ON {_table(packs, fmt_name, schema)} (term_id)")
             conn.execute(f"ANALYZE {_table(packs, fmt_name, schema)}")
-    return dict(clipped)
 
 
 def _table(packs: str, fmt_name: str, schema: str = PG_VAULT) -> str:
@@ -142,8 +121,6 @@ def read_once(
 ) -> tuple[int, dict[int, Any]]:
     """Read these terms' blocks in this format and decode them as lore scores them
     (pg_packs.Postings: documents, lengths, counts): the bytes read, and the postings."""
-    import numpy as np
-
     from lore.store.pg_packs import Postings
 
     chunks: dict[int, list[bytes]] = defaultdict(list)
@@ -154,11 +131,10 @@ def read_once(
     for term_id, parts in chunks.items():
         packed = b"".join(parts)
         size += len(packed)
-        if fmt_name.startswith("narrow"):
-            rows = np.frombuffer(packed, dtype=_narrow_dtype(width))
-            out[term_id] = Postings(rows["doc"], rows["len"], rows["tf"].reshape(len(rows), width))
-        else:
-            out[term_id] = Postings.decode(packed, width)
+        if fmt_name == "stored":
+            out[term_id] = Postings.decode(packed, b"", width)
+        else:  # the row record
+            out[term_id] = Postings.decode(b"", packed, width)
     return size, out
 
 
@@ -207,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reads = record_reads(str(vault), db, queries)
     widths = {NOTES.packs: NOTES.width, PARTS.packs: PARTS.width}
     with psycopg.connect(server.database_url(database), autocommit=True) as conn:
-        clipped = make_scratch(conn, reads, widths)
+        make_scratch(conn, reads, widths)
         try:
             for r in reads[:5]:  # the scratch tables into the server's cache, as the index is
                 for f in FORMATS:
@@ -230,17 +206,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             conn.execute(f"DROP SCHEMA IF EXISTS {SCRATCH} CASCADE")
     info = run_info("bench.pg_read_format") | {"size": args.size, "queries": len(queries)}
-    text = render(info, result, clipped, sizes)
+    text = render(info, result, sizes)
     print(text)
     if not args.no_write:
-        data = {**info, **result, "clipped": clipped, "scratch_bytes": sizes, "reads": reads}
+        data = {**info, **result, "scratch_bytes": sizes, "reads": reads}
         write_outputs(f"pg_read_format_{args.size}", text, data)
     return 0
 
 
-def render(
-    info: dict[str, Any], result: dict[str, Any], clipped: dict[str, int], sizes: dict[str, Any]
-) -> str:
+def render(info: dict[str, Any], result: dict[str, Any], sizes: dict[str, Any]) -> str:
     median: Callable[[list[float]], float] = statistics.median
     base = median(result["ms"]["stored"])
     rows = [
@@ -269,7 +243,7 @@ def render(
         " terms it reads (lore's read cache off), read in one statement per lexicon and"
         " decoded as lore scores them; the median of 3 replays, formats in turn. MB read:"
         " the packed bytes a search receives. Scratch MB: the scratch table with its index"
-        f" (the terms read only). Counts over 255 clipped in the narrow records: {clipped}.",
+        " (the terms read only).",
     ]
     return "\n".join(lines) + "\n"
 

@@ -257,16 +257,17 @@ def expected_postings(
     return size, counts
 
 
-def postings_rows(query: Any, lx: Lexicon) -> list[tuple[Any, ...]]:
+def postings_rows(query: Any, lx: Lexicon, *, blocks: bool = True) -> list[tuple[Any, ...]]:
     """Every posting of a lexicon as (term, document, length, count per column), sorted,
-    whether a sync wrote it as a row or packed in a block (lore.store.pg_packs)."""
+    whether a sync wrote it as a row or packed in a block (lore.store.pg_packs); those
+    in rows alone unless `blocks`."""
     terms = {int(i): str(t) for i, t in query(f"SELECT id, term FROM {lx.terms}")}
     out = [
         (terms[int(term_id)], *(int(v) for v in rest))
         for term_id, *rest in query(f"SELECT term_id, {lx.doc}, len, {lx.tf} FROM {lx.postings}")
     ]
-    for term_id, data in query(f"SELECT term_id, data FROM {lx.packs}"):
-        p = Postings.decode(bytes(data), lx.width)
+    for term_id, data in query(f"SELECT term_id, data FROM {lx.packs}") if blocks else []:
+        p = Postings.decode(bytes(data), b"", lx.width)
         out += [
             (terms[int(term_id)], int(d), int(n), *(int(c) for c in counts))
             for d, n, counts in zip(p.docs, p.lengths, p.counts, strict=True)

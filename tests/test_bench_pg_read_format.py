@@ -41,10 +41,7 @@ def test_every_format_holds_the_postings_the_index_holds(
         conn.execute("SET search_path = formats")
         # The first index packed its postings in blocks, which the formats copy.
         assert conn.execute(f"SELECT count(*) FROM {NOTES.packs}").fetchone()[0] > 0
-        assert pg_read_format.make_scratch(conn, reads, widths, "formats") == {
-            NOTES.packs: 0,
-            PARTS.packs: 0,
-        }
+        pg_read_format.make_scratch(conn, reads, widths, "formats")
         for r in reads:
             for packs, ids in r.items():
                 read = {
@@ -62,5 +59,5 @@ def test_every_format_holds_the_postings_the_index_holds(
                         assert np.array_equal(p.counts, q.counts), f
         result = pg_read_format.replay(conn, reads, widths, "formats")
         assert all(len(result["ms"][f]) == len(QUERIES) for f in pg_read_format.FORMATS)
-        assert min(result["mb"]["narrow plain"]) > 0
-        assert sum(result["mb"]["narrow plain"]) < sum(result["mb"]["plain"])
+        assert min(result["mb"]["stored"]) > 0
+        assert sum(result["mb"]["stored"]) < sum(result["mb"]["wide plain"])

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from conftest import build_vault, lore_namespace
-from pg_support import schema_rows
+from pg_support import postings_rows, schema_rows
 
 import lore
 import lore.store.postgres as pg_mod
-from lore.store import pg_batch
-from lore.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, m006_packs
+from lore.store import pg_batch, pg_records
+from lore.store.pg_schema import MIGRATIONS, NOTES, PARTS, SCHEMA_VERSION, m006_packs
 
 FILES = {
     "rules/dedupe.md": (
@@ -47,6 +47,29 @@ def older_schema(
             assert store.query("SELECT count(*) FROM lex_packs") == [(0,)]
             with store.transaction():
                 store.execute("DROP TABLE lex_packs, part_packs")
+
+
+def wide_blocks(older: pytest.MonkeyPatch) -> None:
+    """Write (and read) blocks as lore did before m009_block_records: a block record was
+    the row record (an 8-byte document, 4-byte counts), and every posting fit one."""
+    older.setattr(pg_records, "block_sql", pg_records.row_sql)
+    older.setattr(pg_records, "block_width", pg_records.row_width)
+    older.setattr(pg_records, "block_dtype", pg_records.row_dtype)
+    older.setattr(pg_records, "fits_sql", lambda alias, doc, columns: "true")
+    older.setattr(pg_records, "DOC_BYTES", 8)
+    older.setattr(pg_records, "doc_bytes_sql", lambda doc: f"int8send(({doc})::int8)")
+    older.setattr(
+        pg_records,
+        "doc_at_sql",
+        lambda data, offset: (
+            f"('x' || encode(substring({data} from {offset} + 1 for 8), 'hex'))::bit(64)::bigint"
+        ),
+    )
+
+
+def every_posting(store: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """The notes' and the parts' postings, wherever they are."""
+    return {lx.packs: postings_rows(store.query, lx) for lx in (NOTES, PARTS)}
 
 
 def test_an_older_schema_is_migrated_on_open_with_its_rows_intact(
@@ -118,8 +141,10 @@ def test_blocks_packed_before_their_ranges_were_indexed_are_cut_after_the_upgrad
     with monkeypatch.context() as older:
         older.setattr(pg_mod, "MIGRATIONS", MIGRATIONS[:7])
         older.setattr(pg_mod, "SCHEMA_VERSION", 7)
+        wide_blocks(older)
         with lore.open(root, db=pg_url) as vault:
             vault.sync()
+            postings = every_posting(vault.store)
     before = schema_rows(pg_url, lore_namespace(root))
     assert before["lex_packs"] and not before["lex_postings"]
     with lore.open(root, db=pg_url) as vault:
@@ -136,11 +161,77 @@ def test_blocks_packed_before_their_ranges_were_indexed_are_cut_after_the_upgrad
         after = schema_rows(pg_url, lore_namespace(root))
         for rows in (before, after):
             rows["meta"] = [r for r in rows["meta"] if "'schema_version'" not in r]
-            del rows["generation"]
+            del rows["generation"], rows["lex_packs"], rows["part_packs"]  # narrower: m009
         assert after == before
+        assert every_posting(store) == postings
         (root / "n05.md").write_text("# note 5\n\nzebra\n", encoding="utf-8")
         vault.sync()
         assert store.fts_check() is None and store.df_drift() == 0
         assert [h.path for h in vault.search("zebra")] == ["n05.md"]
         assert "n05.md" not in [h.path for h in vault.search("共同", limit=50)]
         assert len(vault.search("共同", limit=50)) == 23
+
+
+def test_wider_blocks_are_rewritten_in_block_records_and_the_rest_become_rows(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocks of the former 28-byte records (m008 and before) are rewritten in the block
+    record (m009_block_records): the same postings, those a block record cannot hold (a
+    count over 255, an id over 2^31 - 1) as rows, every other table as it was; the index
+    ranks as SQLite's, and an edit after the upgrade is cut out of the new blocks."""
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 4)  # a large sync: postings in blocks
+    real_ids = pg_mod.PostgresStore.new_ids
+    past = pg_records.MAX_DOC - 6  # ids on both sides of the block record's top
+
+    def high_ids(self: pg_mod.PostgresStore, table: str, n: int) -> list[int]:
+        return [past + i for i in real_ids(self, table, n)]
+
+    monkeypatch.setattr(pg_mod.PostgresStore, "new_ids", high_ids)
+    files = {
+        f"n{i:02d}.md": f"# note {i}\n\n{'zebra ' * (240 + 5 * i)}common 共同 note{i}\n"
+        for i in range(12)
+    }
+    root = build_vault(tmp_path / "vault", files)
+    with monkeypatch.context() as older:
+        older.setattr(pg_mod, "MIGRATIONS", MIGRATIONS[:8])
+        older.setattr(pg_mod, "SCHEMA_VERSION", 8)
+        wide_blocks(older)
+        with lore.open(root, db=pg_url) as vault:
+            vault.sync()
+            postings = every_posting(vault.store)
+    before = schema_rows(pg_url, lore_namespace(root))
+    assert before["lex_packs"] and not before["lex_postings"]
+    unfit = [
+        r
+        for r in postings["lex_packs"]
+        if r[1] > pg_records.MAX_DOC or max(r[3:]) > pg_records.MAX_COUNT
+    ]
+    assert any(r[1] <= pg_records.MAX_DOC for r in unfit)  # by a count alone
+    assert any(max(r[3:]) <= pg_records.MAX_COUNT for r in unfit)  # by the id alone
+    with (
+        lore.open(root, db=pg_url) as vault,
+        lore.open(root, db=tmp_path / "i.sqlite") as sqlite,
+    ):
+        assert vault.status().schema_version == SCHEMA_VERSION
+        store = vault.store
+        assert isinstance(store, pg_mod.PostgresStore)
+        assert every_posting(store) == postings
+        assert postings_rows(store.query, NOTES, blocks=False) == unfit
+        after = schema_rows(pg_url, lore_namespace(root))
+        for rows in (before, after):
+            rows["meta"] = [r for r in rows["meta"] if "'schema_version'" not in r]
+            for table in ("generation", "lex_packs", "part_packs", "lex_postings", "part_postings"):
+                del rows[table]
+        assert after == before
+        assert store.fts_check() is None and store.df_drift() == 0
+        sqlite.sync()
+        (root / "n05.md").write_text("# note 5\n\nzebra\n", encoding="utf-8")
+        (root / "n01.md").write_text("# note 1\n\n" + "共同 " * 300, encoding="utf-8")
+        for index in (vault, sqlite):
+            index.sync()
+        assert store.fts_check() is None and store.df_drift() == 0
+        for query in ("zebra", "共同", "common", "note5", "note 7"):
+            got = [(h.path, round(h.score, 6)) for h in vault.search(query, mode="mode4")]
+            assert got == [
+                (h.path, round(h.score, 6)) for h in sqlite.search(query, mode="mode4")
+            ], query

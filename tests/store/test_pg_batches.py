@@ -131,7 +131,7 @@ def assert_blocks_in_order(query: Any, lx: Lexicon) -> None:
     """Each of the lexicon's blocks holds its records in document order, from its first
     document to its last, as many as it says."""
     for first, last, n, data in query(f"SELECT first_doc, last_doc, n, data FROM {lx.packs}"):
-        docs = list(Postings.decode(bytes(data), lx.width).docs)
+        docs = list(Postings.decode(bytes(data), b"", lx.width).docs)
         assert docs == sorted(set(docs)) and len(docs) == n and (first, last) == (docs[0], docs[-1])
 
 

@@ -19,7 +19,7 @@ from twin import Twin, make_twin, note_row
 
 import lore
 from lore.derive.fields import distinct_terms
-from lore.store import pg_batch, pg_packs, pg_postings
+from lore.store import pg_batch, pg_packs, pg_postings, pg_records
 from lore.store.jieba_words import WordTerms
 from lore.store.pg_schema import NOTES
 from lore.store.postgres import PostgresStore
@@ -95,9 +95,9 @@ def test_random_writes_keep_the_blocks_exact(
 def test_a_document_id_met_inside_another_record_is_not_cut_there(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A record is found in a block by its document's id as packed (8 bytes); the same
-    bytes can stand inside an earlier record (a count of 0 in one column then the id in
-    the next). Such a block is rebuilt record by record: the right posting goes, and
+    """A record is found in a block by its document's id as packed (4 bytes); the same
+    bytes can stand inside an earlier record (counts of 0 in three columns, then the id in
+    the body's byte). Such a block is rebuilt record by record: the right posting goes, and
     every other stays; a block whose range holds the id but not its record stays."""
     monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 6)  # 3 notes and their parts: packed
     root = tmp_path / "vault"
@@ -109,8 +109,11 @@ def test_a_document_id_met_inside_another_record_is_not_cut_there(
         store = pg.store
         assert isinstance(store, PostgresStore)
         dead = int(store.query("SELECT id FROM notes WHERE path = 'n01.md'")[0][0])
-        # n00's record, before n01's in the zebra block: zebra's count is n01's id.
-        (root / "n00.md").write_text("# note 0\n\n" + "zebra " * dead + "\n")
+        # n00's record, before n01's in the zebra block: zebra is in n00's body alone (its
+        # summary is its own), as many times as n01's id.
+        (root / "n00.md").write_text(
+            "---\nsummary: other\n---\n# note 0\n\n" + "zebra " * dead + "\n"
+        )
         pg.rebuild()
         (zebra,) = store.query("SELECT id FROM lex_terms WHERE term = 'zebra'")[0]
 
@@ -122,7 +125,7 @@ def test_a_document_id_met_inside_another_record_is_not_cut_there(
                 f" AND first_doc <= {dead} AND last_doc >= {dead}"
             )
 
-        packed = dead.to_bytes(8, "big")
+        packed = dead.to_bytes(pg_records.DOC_BYTES, "big")
         width = pg_packs.record_width(NOTES)
         # Edited again, n01's postings are rows; the block's range still holds its id.
         for edition in ("edited", "again"):
@@ -194,3 +197,66 @@ def test_postings_as_copy_text_are_the_documents_postings(
     expected_size, counts = expected_postings(fields, word_terms)
     assert size == expected_size
     assert sorted(got) == sorted((t, load, 7, size, *n) for t, n in counts.items())
+
+
+def unfit_postings(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Those of these postings (term, document, length, counts) no block record holds."""
+    return [
+        r for r in rows if r[1] > pg_records.MAX_DOC or max(r[3:], default=0) > pg_records.MAX_COUNT
+    ]
+
+
+def test_postings_a_block_record_cannot_hold_stay_rows(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A count over 255 and a document id over 2^31 - 1 do not fit a block record
+    (lore.store.pg_records): a large sync keeps such postings as rows, every other in
+    blocks, and the index ranks as FTS5 does through edits, deletions and a rebuild."""
+    monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 4)  # a large sync: postings in blocks
+    monkeypatch.setattr(pg_packs, "PACK_SIZE", 3)  # a shared term fills several blocks
+    real_ids = PostgresStore.new_ids
+    past = pg_records.MAX_DOC - 8  # the notes' and parts' ids cross the block record's top
+
+    def high_ids(self: PostgresStore, table: str, n: int) -> list[int]:
+        return [past + i for i in real_ids(self, table, n)]
+
+    monkeypatch.setattr(PostgresStore, "new_ids", high_ids)
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(16):
+        many = "zebra " * (250 + 3 * i)  # 250 to 295 times: some counts fit a byte
+        (root / f"n{i:02d}.md").write_text(f"# note {i}\n\n{many}common 共同 word{i % 3}\n")
+    queries = ["zebra", "common", "共同", "word1", "zebra word2", "note"]
+    with lore.open(root, db=pg_url) as pg, lore.open(root, db=tmp_path / "i.sqlite") as sqlite:
+
+        def same_everywhere() -> None:
+            pg.sync()
+            sqlite.sync()
+            store = pg.store
+            assert isinstance(store, PostgresStore)
+            assert store.fts_check() is None and store.df_drift() == 0
+            rows = postings_rows(store.query, NOTES, blocks=False)
+            assert set(unfit_postings(postings_rows(store.query, NOTES))) <= set(rows)
+            for query in queries:
+                got = [(h.path, round(h.score, 6)) for h in pg.search(query, mode="mode4")]
+                want = [(h.path, round(h.score, 6)) for h in sqlite.search(query, mode="mode4")]
+                assert got == want, query
+
+        pg.sync()
+        store = pg.store
+        assert isinstance(store, PostgresStore)
+        ids = sorted(int(i) for (i,) in store.query("SELECT id FROM notes"))
+        assert ids[0] <= pg_records.MAX_DOC < ids[-1]
+        unfit = unfit_postings(postings_rows(store.query, NOTES))
+        assert any(r[1] <= pg_records.MAX_DOC for r in unfit)  # by a count alone
+        assert any(max(r[3:]) <= pg_records.MAX_COUNT for r in unfit)  # by the id alone
+        # After a large sync, the postings a block record cannot hold are the rows, alone.
+        assert postings_rows(store.query, NOTES, blocks=False) == unfit
+        same_everywhere()
+        (root / "n03.md").write_text("# note 3\n\n" + "zebra " * 400 + "edited\n")
+        (root / "n15.md").write_text("# note 15\n\nzebra once common\n")
+        (root / "n07.md").unlink()
+        same_everywhere()
+        pg.rebuild()
+        sqlite.rebuild()
+        same_everywhere()

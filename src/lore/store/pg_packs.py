@@ -1,13 +1,12 @@
 """A term's postings packed in bytes (issue 15): the form every reader of a PostgreSQL
 full-text index takes them in, and the form a large sync stores them in.
 
-A posting is a record of `record_dtype`: the document (int8), its length (int4) and the
-term's count in each column (int4), big-endian, as PostgreSQL's `int8send`/`int4send`
-write them. A large sync (lore.store.pg_postings.flush_loaded) stores each term's new
-postings in blocks of up to PACK_SIZE records in document order (`packs` tables: term,
-first and last document, count, the records): about 28 bytes a note's posting and 16 a
-part's, before PostgreSQL compresses them, against ~130 as a row with its key in an index. A
-small sync writes rows, as before; a reader takes a term's blocks and rows alike and
+A large sync (lore.store.pg_postings.flush_loaded) stores each term's new postings in
+blocks of up to PACK_SIZE records in document order (`packs` tables: term, first and last
+document, count, the records; lore.store.pg_records has the record: 12 bytes a note's
+posting, 9 a part's, against ~130 as a row with its key in an index). A small sync
+writes rows, and a posting a block record cannot hold (a count over 255) stays a row; a
+reader takes a term's blocks and rows (packed by the server as it reads them) alike and
 numpy decodes them without a Python loop.
 
 Every posting is in exactly one place, so counts stay exact and nothing is masked when
@@ -22,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from . import pg_records
 from .pg_cache import ReadCache
 from .pg_schema import Lexicon
 
@@ -33,28 +33,11 @@ if TYPE_CHECKING:
     Connection = psycopg.Connection[Any]
     Ints = NDArray[np.integer[Any]]  # integers of any width
 
-# Postings in a block: 3.5 KB of a note's, which PostgreSQL compresses in place (no TOAST
-# table to visit). A changed note's old postings are cut out of a block each: the first
-# edit of 10 notes after a 10k first index took 7.1 s with blocks of 1,024, 3.9 s with
-# blocks of 128 (3.8 s as rows), for 2% more space.
+# Postings in a block: 1.5 KB of a note's, stored in place (no TOAST table to visit). A
+# changed note's old postings are cut out of a block each: the first edit of 10 notes
+# after a 10k first index took 7.1 s with blocks of 1,024, 3.9 s with blocks of 128 (3.8 s
+# as rows), for 2% more space.
 PACK_SIZE = 128
-
-
-def record_dtype(width: int) -> np.dtype[np.void]:
-    """One posting as packed: the document (int8), its length (int4) and the term's count
-    in each of the lexicon's `width` columns (int4), big-endian."""
-    import numpy as np
-
-    return np.dtype([("doc", ">i8"), ("len", ">i4"), ("tf", ">i4", (width,))])
-
-
-def record_sql(lx: Lexicon, alias: str, doc: str | None = None) -> str:
-    """The SQL expression packing a postings row (of `alias`, its document in the column
-    `doc`, the lexicon's by default) into one record."""
-    return " || ".join(
-        [f"int8send({alias}.{doc or lx.doc}::int8)", f"int4send({alias}.len)"]
-        + [f"int4send({alias}.tf_{c})" for c in lx.columns]
-    )
 
 
 class Postings(NamedTuple):
@@ -69,12 +52,19 @@ class Postings(NamedTuple):
     counts: Ints  # (documents, columns)
 
     @classmethod
-    def decode(cls, packed: bytes, width: int) -> Postings:
+    def decode(cls, blocks: bytes, rows: bytes, width: int) -> Postings:
+        """The postings of a term's block records and row records (lore.store.pg_records)."""
         import numpy as np
 
-        rows = np.frombuffer(packed, dtype=record_dtype(width))
-        tf = rows["tf"].reshape(len(rows), width)
-        return cls(_narrow(rows["doc"]), _narrow(rows["len"]), _narrow(tf, unsigned=True))
+        parts = [
+            np.frombuffer(blocks, dtype=pg_records.block_dtype(width)),
+            np.frombuffer(rows, dtype=pg_records.row_dtype(width)),
+        ]
+        if not len(parts[1]):
+            parts.pop()  # the usual case: one array, nothing to join
+        docs, lengths, tf = (np.concatenate([p[f] for p in parts]) for f in ("doc", "len", "tf"))
+        counts = tf.reshape(len(docs), width)
+        return cls(_narrow(docs), _narrow(lengths), _narrow(counts, unsigned=True))
 
     @property
     def nbytes(self) -> int:
@@ -109,10 +99,12 @@ def _narrow(values: Ints, *, unsigned: bool = False) -> Ints:
 
 
 def _read_sql(lx: Lexicon) -> str:
-    """Each term's blocks, and its rows packed into one more (a term may have both)."""
+    """Each term's blocks (block records), and its rows packed into one value of row
+    records (a term may have both), told apart by the second column."""
+    rows = pg_records.row_sql("p", lx.doc, lx.columns)
     return (
-        f"SELECT term_id, data FROM {lx.packs} WHERE term_id = ANY(%(t)s)"
-        f" UNION ALL SELECT p.term_id, string_agg({record_sql(lx, 'p')}, ''::bytea)"
+        f"SELECT term_id, false, data FROM {lx.packs} WHERE term_id = ANY(%(t)s)"
+        f" UNION ALL SELECT p.term_id, true, string_agg({rows}, ''::bytea)"
         f" FROM {lx.postings} p WHERE p.term_id = ANY(%(t)s) GROUP BY p.term_id"
     )
 
@@ -132,32 +124,81 @@ def term_postings(
             out[term_id] = kept
     if not missing:
         return out
-    parts: dict[int, list[bytes]] = {term_id: [] for term_id in missing}
-    # In binary: as text, each byte comes as two hex digits the client parses back, which
-    # made reading postings 2.5x slower (3.9 MB of blocks: 21 ms against 8.7 ms).
-    for term_id, packed in conn.execute(_read_sql(lx), {"t": missing}, binary=True):
-        parts[int(term_id)].append(bytes(packed))
-    for term_id, chunks in parts.items():
-        found = out[term_id] = Postings.decode(b"".join(chunks), lx.width)
+    for term_id, (blocks, rows) in read_packed(conn, lx, missing).items():
+        found = out[term_id] = Postings.decode(blocks, rows, lx.width)
         if cache is not None:
             cache.put(("postings", lx.postings, term_id), found, size=found.nbytes)
     return out
 
 
+def read_packed(
+    conn: Connection, lx: Lexicon, term_ids: Collection[int]
+) -> dict[int, tuple[bytes, bytes]]:
+    """Each of these terms' postings as the server hands them over, in one statement:
+    (its blocks' records end to end, its rows' records: `Postings.decode` takes both)."""
+    blocks: dict[int, list[bytes]] = {term_id: [] for term_id in term_ids}
+    rows: dict[int, bytes] = {}
+    # In binary: as text, each byte comes as two hex digits the client parses back, which
+    # made reading postings 2.5x slower (3.9 MB of blocks: 21 ms against 8.7 ms).
+    for term_id, as_rows, packed in conn.execute(_read_sql(lx), {"t": list(blocks)}, binary=True):
+        if as_rows:
+            rows[int(term_id)] = bytes(packed)
+        else:
+            blocks[int(term_id)].append(bytes(packed))
+    return {t: (b"".join(chunks), rows.get(t, b"")) for t, chunks in blocks.items()}
+
+
 # -- writes (inside the caller's transaction) ----------------------------------------------
 
 
+def fits(lx: Lexicon, alias: str) -> str:
+    """The condition: a postings row of `alias` (doc, len, tf_…) fits a block record."""
+    return pg_records.fits_sql(alias, "doc", lx.columns)
+
+
 def packed_records(lx: Lexicon, alias: str) -> str:
-    """The aggregate packing a group of postings rows (of `alias`: doc, len, tf_…) into
-    one value, their records in document order."""
-    return f"string_agg({record_sql(lx, alias, 'doc')}, ''::bytea ORDER BY {alias}.doc)"
+    """The aggregate packing the rows of a group of postings (of `alias`: doc, len, tf_…)
+    that fit a block record into one value, their records in document order."""
+    record = pg_records.block_sql(alias, "doc", lx.columns)
+    return f"string_agg({record}, ''::bytea ORDER BY {alias}.doc) FILTER (WHERE {fits(lx, alias)})"
+
+
+def unfit_records(lx: Lexicon, alias: str) -> str:
+    """The aggregate packing the rows of a group that do not fit a block record into one
+    value of row records (NULL when all fit): they stay rows (`restore_unfit`)."""
+    record = pg_records.row_sql(alias, "doc", lx.columns)
+    return f"string_agg({record}, ''::bytea) FILTER (WHERE NOT ({fits(lx, alias)}))"
+
+
+def _unfit(lx: Lexicon) -> str:
+    """The session's temporary table of a large sync's postings that stay rows: a term's
+    id and its row records."""
+    return f"lore_unfit_{lx.postings}"
+
+
+def unfit_table(lx: Lexicon) -> str:
+    """The statement making that table, if this session has not made it yet."""
+    return f"CREATE TEMP TABLE IF NOT EXISTS {_unfit(lx)} (term_id integer, data bytea)"
+
+
+def keep_unfit(lx: Lexicon, source: str) -> str:
+    """A data-modifying CTE's body keeping the unfit postings of `source` (rows of term_id,
+    unfit: `unfit_records`) for `restore_unfit`."""
+    return f"INSERT INTO {_unfit(lx)} SELECT term_id, unfit FROM {source} WHERE unfit IS NOT NULL"
+
+
+def restore_unfit(lx: Lexicon) -> str:
+    """The statement writing the postings `keep_unfit` kept as rows of the postings table."""
+    rows = pg_records.rows_from_records_sql(_unfit(lx), lx.postings, lx.doc, lx.columns)
+    return f"{rows}; TRUNCATE {_unfit(lx)}"
 
 
 def split_packs(lx: Lexicon, source: str) -> str:
     """The statement storing each term's packed postings (rows of `source`: term_id, n,
     data, from `packed_records`) as blocks of up to PACK_SIZE records, in document
     order: one sort of the postings by term and document makes both the blocks and the
-    terms' counts (lore.store.pg_postings.flush_loaded)."""
+    terms' counts (lore.store.pg_postings.flush_loaded). A term whose postings all
+    stay rows (n = 0) has no block."""
     w = record_width(lx)
     records = PACK_SIZE * w
     return (
@@ -165,7 +206,7 @@ def split_packs(lx: Lexicon, source: str) -> str:
         f" SELECT a.term_id, {_doc_at('c.data', '0')}, {_doc_at('c.data', f'length(c.data) - {w}')}"
         f", length(c.data) / {w}, c.data FROM {source} a CROSS JOIN LATERAL"
         f" (SELECT substring(a.data from k * {records} + 1 for {records}) AS data"
-        f" FROM generate_series(0, ((a.n - 1) / {PACK_SIZE})::integer) k) c"
+        f" FROM generate_series(0, ((a.n - 1) / {PACK_SIZE})::integer) k) c WHERE a.n > 0"
     )
 
 
@@ -186,7 +227,7 @@ def hits_table(lx: Lexicon) -> str:
 
 def _doc_at(data: str, offset: str) -> str:
     """The document of the record at this byte offset (from 0) of a block's bytes."""
-    return f"('x' || encode(substring({data} from {offset} + 1 for 8), 'hex'))::bit(64)::bigint"
+    return pg_records.doc_at_sql(data, offset)
 
 
 def _bounds(lx: Lexicon, data: str) -> str:
@@ -196,8 +237,8 @@ def _bounds(lx: Lexicon, data: str) -> str:
 
 
 def record_width(lx: Lexicon) -> int:
-    """Bytes of one record of the lexicon."""
-    return record_dtype(lx.width).itemsize
+    """Bytes of one block record of the lexicon."""
+    return pg_records.block_width(lx.width)
 
 
 def unpack_documents(lx: Lexicon, gone: str) -> str:
@@ -219,7 +260,7 @@ def unpack_documents(lx: Lexicon, gone: str) -> str:
         f"SELECT k.term_id, k.first_doc, k.n AS was, s.n, s.data FROM {hits} h"
         f" JOIN {lx.packs} k ON {key}, LATERAL (SELECT count(*)::integer AS n,"
         f" string_agg({record}, ''::bytea ORDER BY i) AS data FROM generate_series(0, k.n - 1) i"
-        f" WHERE substring(k.data from i * {w} + 1 for 8) <> ALL(h.docs)) s"
+        f" WHERE substring(k.data from i * {w} + 1 for {pg_records.DOC_BYTES}) <> ALL(h.docs)) s"
         f" WHERE NOT ({single}) AND NOT (h.c = 1 AND h.at < 0)"
     )
     key_r = "k.term_id = r.term_id AND k.first_doc = r.first_doc"
@@ -230,7 +271,7 @@ def unpack_documents(lx: Lexicon, gone: str) -> str:
         f"INSERT INTO {hits} SELECT h.term_id, h.first_doc, h.c, h.docs, CASE WHEN h.c = 1"
         f" THEN (SELECT position(h.docs[1] in k.data) - 1 FROM {lx.packs} k WHERE {key}) END"
         " FROM (SELECT b.term_id, b.first_doc, count(*)::integer AS c,"
-        f" array_agg(int8send(g.doc::int8)) AS docs FROM {gone} g CROSS JOIN LATERAL"
+        f" array_agg({pg_records.doc_bytes_sql('g.doc')}) AS docs FROM {gone} g CROSS JOIN LATERAL"
         f" (SELECT term_id, first_doc FROM {lx.packs} b WHERE b.term_id = g.term_id"
         " AND b.first_doc <= g.doc AND b.last_doc >= g.doc OFFSET 0) b GROUP BY 1, 2) h;"
         # Analysed, the few blocks are looked up by key, not joined over every block.

@@ -32,7 +32,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .jieba_words import NO_WORDS, WordTerms
-from .pg_packs import hits_table, packed_records, split_packs, unpack_documents
+from .pg_packs import (
+    fits,
+    hits_table,
+    keep_unfit,
+    packed_records,
+    restore_unfit,
+    split_packs,
+    unfit_records,
+    unfit_table,
+    unpack_documents,
+)
 from .pg_schema import NOTES, PARTS, Lexicon
 
 if TYPE_CHECKING:
@@ -149,6 +159,7 @@ def stage_tables() -> str:
             f'CREATE TEMP TABLE IF NOT EXISTS {_load(lx)} (term text COLLATE "C", batch integer,'
             f" doc bigint, len integer, {tf})",
             hits_table(lx),
+            unfit_table(lx),
         ]
     out += [
         f"CREATE TEMP TABLE IF NOT EXISTS {EMPTIED} (id integer)",
@@ -255,8 +266,8 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
     out = []
     for lx in lexicons:
         packed = (  # every term of the load with its id, old or new
-            "(SELECT i.id AS term_id, a.n, a.data FROM (SELECT id, term FROM old UNION ALL"
-            " SELECT id, term FROM new) i JOIN agg a ON a.term = i.term)"
+            "(SELECT i.id AS term_id, a.n, a.data, a.unfit FROM (SELECT id, term FROM old"
+            " UNION ALL SELECT id, term FROM new) i JOIN agg a ON a.term = i.term)"
         )
         out.append(
             f"WITH moved AS (DELETE FROM {lx.postings} RETURNING term_id, {lx.doc}, len, {lx.tf}),"
@@ -264,19 +275,20 @@ def flush_loaded(lexicons: Sequence[Lexicon]) -> str:
             f" SELECT t.term, NULL, m.{lx.doc}, m.len, {_stage_tf(lx, 'm')} FROM moved m"
             f" JOIN {lx.terms} t ON t.id = m.term_id),"
             # A term's postings are one value until they are cut into blocks. PostgreSQL
-            # takes values up to 1 GB, and the every-note token is in every document: 28
-            # bytes a note and 16 a part, so a large sync of up to ~38 million notes or
-            # ~67 million parts.
+            # takes values up to 1 GB, and the every-note token is in every document: 12
+            # bytes a note and 9 a part, so a large sync of up to ~89 million notes or
+            # ~119 million parts.
             f" agg AS MATERIALIZED (SELECT s.term, min(s.batch) AS batch, count(s.batch) AS df,"
-            f" {_df_counts(lx, 'batch IS NOT NULL')}, count(*) AS n,"
-            f" {packed_records(lx, 's')} AS data"
-            " FROM loaded s GROUP BY s.term),"
+            f" {_df_counts(lx, 'batch IS NOT NULL')},"
+            f" count(*) FILTER (WHERE {fits(lx, 's')}) AS n, {packed_records(lx, 's')} AS data,"
+            f" {unfit_records(lx, 's')} AS unfit FROM loaded s GROUP BY s.term),"
             f" old AS (UPDATE {lx.terms} t SET df = t.df + a.df, {_df_added(lx)} FROM agg a"
             " WHERE t.term = a.term RETURNING t.id, t.term),"
             f" new AS (INSERT INTO {lx.terms} (term, df, {lx.df}) SELECT a.term, a.df, {lx.df}"
             f" FROM agg a WHERE NOT EXISTS (SELECT 1 FROM {lx.terms} t WHERE t.term = a.term)"
-            " ORDER BY a.batch, a.term RETURNING id, term)"
-            f" {split_packs(lx, packed)}; TRUNCATE {_load(lx)}"
+            " ORDER BY a.batch, a.term RETURNING id, term),"
+            f" unfit AS ({keep_unfit(lx, packed)})"
+            f" {split_packs(lx, packed)}; {restore_unfit(lx)}; TRUNCATE {_load(lx)}"
         )
     return "; ".join(out)
 
