@@ -34,6 +34,7 @@ import pytest
 from lore.store.jieba_words import WordTerms, installed_words
 from lore.store.memory import MEMORY_TABLES
 from lore.store.pg_packs import Postings
+from lore.store.pg_records import block_width
 from lore.store.pg_schema import NOTES, Lexicon
 
 TEMPLATE = "lore_template"
@@ -266,8 +267,10 @@ def postings_rows(query: Any, lx: Lexicon, *, blocks: bool = True) -> list[tuple
         (terms[int(term_id)], *(int(v) for v in rest))
         for term_id, *rest in query(f"SELECT term_id, {lx.doc}, len, {lx.tf} FROM {lx.postings}")
     ]
-    for term_id, data in query(f"SELECT term_id, data FROM {lx.packs}") if blocks else []:
-        p = Postings.decode(bytes(data), b"", lx.width)
+    for term_id, n, data in query(f"SELECT term_id, n, data FROM {lx.packs}") if blocks else []:
+        # A block of row records: an older lore's (lore.store.pg_records).
+        narrow = len(data) == n * block_width(lx.width)
+        p = Postings.decode(*((bytes(data), b"") if narrow else (b"", bytes(data))), lx.width)
         out += [
             (terms[int(term_id)], int(d), int(n), *(int(c) for c in counts))
             for d, n, counts in zip(p.docs, p.lengths, p.counts, strict=True)

@@ -14,7 +14,7 @@ from pg_support import postings_rows, schema_rows
 
 import lore
 import lore.store.postgres as pg_mod
-from lore.store import pg_batch, pg_records
+from lore.store import pg_batch, pg_packs, pg_records
 from lore.store.pg_schema import MIGRATIONS, NOTES, PARTS, SCHEMA_VERSION, m006_packs
 
 FILES = {
@@ -50,21 +50,12 @@ def older_schema(
 
 
 def wide_blocks(older: pytest.MonkeyPatch) -> None:
-    """Write (and read) blocks as lore did before m009_block_records: a block record was
-    the row record (an 8-byte document, 4-byte counts), and every posting fit one."""
+    """Pack blocks as lore did before block records (lore.store.pg_records): in row
+    records (an 8-byte document, 4-byte counts), every posting fitting one."""
     older.setattr(pg_records, "block_sql", pg_records.row_sql)
-    older.setattr(pg_records, "block_width", pg_records.row_width)
-    older.setattr(pg_records, "block_dtype", pg_records.row_dtype)
     older.setattr(pg_records, "fits_sql", lambda alias, doc, columns: "true")
-    older.setattr(pg_records, "DOC_BYTES", 8)
-    older.setattr(pg_records, "doc_bytes_sql", lambda doc: f"int8send(({doc})::int8)")
-    older.setattr(
-        pg_records,
-        "doc_at_sql",
-        lambda data, offset: (
-            f"('x' || encode(substring({data} from {offset} + 1 for 8), 'hex'))::bit(64)::bigint"
-        ),
-    )
+    older.setattr(pg_packs, "record_width", lambda lx: pg_records.row_width(lx.width))
+    older.setattr(pg_packs, "_doc_at", lambda data, offset: pg_records.doc_at_sql(data, offset, 8))
 
 
 def every_posting(store: Any) -> dict[str, list[tuple[Any, ...]]]:
@@ -161,7 +152,7 @@ def test_blocks_packed_before_their_ranges_were_indexed_are_cut_after_the_upgrad
         after = schema_rows(pg_url, lore_namespace(root))
         for rows in (before, after):
             rows["meta"] = [r for r in rows["meta"] if "'schema_version'" not in r]
-            del rows["generation"], rows["lex_packs"], rows["part_packs"]  # narrower: m009
+            del rows["generation"]
         assert after == before
         assert every_posting(store) == postings
         (root / "n05.md").write_text("# note 5\n\nzebra\n", encoding="utf-8")
@@ -172,13 +163,14 @@ def test_blocks_packed_before_their_ranges_were_indexed_are_cut_after_the_upgrad
         assert len(vault.search("共同", limit=50)) == 23
 
 
-def test_wider_blocks_are_rewritten_in_block_records_and_the_rest_become_rows(
+def test_blocks_of_row_records_are_read_and_cut_beside_block_records(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Blocks of the former 28-byte records (m008 and before) are rewritten in the block
-    record (m009_block_records): the same postings, those a block record cannot hold (a
-    count over 255, an id over 2^31 - 1) as rows, every other table as it was; the index
-    ranks as SQLite's, and an edit after the upgrade is cut out of the new blocks."""
+    """An index whose blocks an older lore packed in row records (28 bytes a note's
+    posting) is read and edited as it is: a note's postings are cut out of such blocks in
+    their record, new postings are packed in block records beside them (those a block
+    record cannot hold, a count over 255 or an id over 2^31 - 1, as rows), and the index
+    ranks as SQLite's throughout; a rebuild packs every block in block records."""
     monkeypatch.setattr(pg_batch, "MAX_DOCUMENTS", 4)  # a large sync: postings in blocks
     real_ids = pg_mod.PostgresStore.new_ids
     past = pg_records.MAX_DOC - 6  # ids on both sides of the block record's top
@@ -193,14 +185,10 @@ def test_wider_blocks_are_rewritten_in_block_records_and_the_rest_become_rows(
     }
     root = build_vault(tmp_path / "vault", files)
     with monkeypatch.context() as older:
-        older.setattr(pg_mod, "MIGRATIONS", MIGRATIONS[:8])
-        older.setattr(pg_mod, "SCHEMA_VERSION", 8)
         wide_blocks(older)
         with lore.open(root, db=pg_url) as vault:
             vault.sync()
             postings = every_posting(vault.store)
-    before = schema_rows(pg_url, lore_namespace(root))
-    assert before["lex_packs"] and not before["lex_postings"]
     unfit = [
         r
         for r in postings["lex_packs"]
@@ -212,26 +200,41 @@ def test_wider_blocks_are_rewritten_in_block_records_and_the_rest_become_rows(
         lore.open(root, db=pg_url) as vault,
         lore.open(root, db=tmp_path / "i.sqlite") as sqlite,
     ):
-        assert vault.status().schema_version == SCHEMA_VERSION
         store = vault.store
         assert isinstance(store, pg_mod.PostgresStore)
+
+        def records() -> set[int]:
+            """The bytes of a note's posting in the notes' blocks."""
+            found = store.query("SELECT DISTINCT length(data) / n FROM lex_packs")
+            return {int(w) for (w,) in found}
+
+        assert records() == {pg_records.row_width(NOTES.width)}
         assert every_posting(store) == postings
-        assert postings_rows(store.query, NOTES, blocks=False) == unfit
-        after = schema_rows(pg_url, lore_namespace(root))
-        for rows in (before, after):
-            rows["meta"] = [r for r in rows["meta"] if "'schema_version'" not in r]
-            for table in ("generation", "lex_packs", "part_packs", "lex_postings", "part_postings"):
-                del rows[table]
-        assert after == before
-        assert store.fts_check() is None and store.df_drift() == 0
-        sqlite.sync()
+
+        def same_answers() -> None:
+            for index in (vault, sqlite):
+                index.sync()
+            assert store.fts_check() is None and store.df_drift() == 0
+            for query in ("zebra", "共同", "common", "note5", "note 7", "fresh"):
+                got = [(h.path, round(h.score, 6)) for h in vault.search(query, mode="mode4")]
+                assert got == [
+                    (h.path, round(h.score, 6)) for h in sqlite.search(query, mode="mode4")
+                ], query
+
+        same_answers()
         (root / "n05.md").write_text("# note 5\n\nzebra\n", encoding="utf-8")
         (root / "n01.md").write_text("# note 1\n\n" + "共同 " * 300, encoding="utf-8")
-        for index in (vault, sqlite):
-            index.sync()
-        assert store.fts_check() is None and store.df_drift() == 0
-        for query in ("zebra", "共同", "common", "note5", "note 7"):
-            got = [(h.path, round(h.score, 6)) for h in vault.search(query, mode="mode4")]
-            assert got == [
-                (h.path, round(h.score, 6)) for h in sqlite.search(query, mode="mode4")
-            ], query
+        (root / "n09.md").unlink()
+        same_answers()  # cut out of the older blocks
+        for i in range(12, 20):  # a large sync: its postings in block records
+            text = f"# note {i}\n\nfresh {'zebra ' * (250 + i)}共同 note{i}\n"
+            (root / f"n{i:02d}.md").write_text(text, encoding="utf-8")
+        same_answers()
+        assert records() == {pg_records.row_width(4), pg_records.block_width(4)}
+        (root / "n14.md").write_text("# note 14\n\nzebra again\n", encoding="utf-8")
+        (root / "n02.md").write_text("# note 2\n\nzebra fresh\n", encoding="utf-8")
+        same_answers()  # cut out of blocks of both records
+        vault.rebuild()
+        sqlite.rebuild()
+        same_answers()
+        assert records() == {pg_records.block_width(NOTES.width)}

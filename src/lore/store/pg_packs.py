@@ -99,11 +99,13 @@ def _narrow(values: Ints, *, unsigned: bool = False) -> Ints:
 
 
 def _read_sql(lx: Lexicon) -> str:
-    """Each term's blocks (block records), and its rows packed into one value of row
-    records (a term may have both), told apart by the second column."""
+    """Each term's blocks, and its rows packed into one value of row records (a term may
+    have both), the second column saying which hold row records (the rows, and blocks an
+    older lore packed)."""
     rows = pg_records.row_sql("p", lx.doc, lx.columns)
     return (
-        f"SELECT term_id, false, data FROM {lx.packs} WHERE term_id = ANY(%(t)s)"
+        f"SELECT k.term_id, NOT ({pg_records.narrow_sql('k', lx.width)}), k.data"
+        f" FROM {lx.packs} k WHERE k.term_id = ANY(%(t)s)"
         f" UNION ALL SELECT p.term_id, true, string_agg({rows}, ''::bytea)"
         f" FROM {lx.postings} p WHERE p.term_id = ANY(%(t)s) GROUP BY p.term_id"
     )
@@ -135,17 +137,13 @@ def read_packed(
     conn: Connection, lx: Lexicon, term_ids: Collection[int]
 ) -> dict[int, tuple[bytes, bytes]]:
     """Each of these terms' postings as the server hands them over, in one statement:
-    (its blocks' records end to end, its rows' records: `Postings.decode` takes both)."""
-    blocks: dict[int, list[bytes]] = {term_id: [] for term_id in term_ids}
-    rows: dict[int, bytes] = {}
+    (its block records end to end, its row records: `Postings.decode` takes both)."""
+    found: dict[int, tuple[list[bytes], list[bytes]]] = {t: ([], []) for t in term_ids}
     # In binary: as text, each byte comes as two hex digits the client parses back, which
     # made reading postings 2.5x slower (3.9 MB of blocks: 21 ms against 8.7 ms).
-    for term_id, as_rows, packed in conn.execute(_read_sql(lx), {"t": list(blocks)}, binary=True):
-        if as_rows:
-            rows[int(term_id)] = bytes(packed)
-        else:
-            blocks[int(term_id)].append(bytes(packed))
-    return {t: (b"".join(chunks), rows.get(t, b"")) for t, chunks in blocks.items()}
+    for term_id, as_rows, packed in conn.execute(_read_sql(lx), {"t": list(found)}, binary=True):
+        found[int(term_id)][1 if as_rows else 0].append(bytes(packed))
+    return {t: (b"".join(blocks), b"".join(rows)) for t, (blocks, rows) in found.items()}
 
 
 # -- writes (inside the caller's transaction) ----------------------------------------------
@@ -212,8 +210,8 @@ def split_packs(lx: Lexicon, source: str) -> str:
 
 def _hits(lx: Lexicon) -> str:
     """The session's temporary table of blocks a deletion changes: each block's key, the
-    number of dead documents its range holds, their ids as packed, and where the first
-    of them sits in the block's bytes when it is the only one."""
+    number of dead documents its range holds, their ids, and where the first of them sits
+    in the block's bytes when it is the only one."""
     return f"lore_stage_{lx.packs}"
 
 
@@ -221,19 +219,13 @@ def hits_table(lx: Lexicon) -> str:
     """The statement making that table, if this session has not made it yet."""
     return (
         f"CREATE TEMP TABLE IF NOT EXISTS {_hits(lx)} (term_id integer, first_doc bigint,"
-        " c integer, docs bytea[], at integer)"
+        " c integer, docs bigint[], at integer)"
     )
 
 
 def _doc_at(data: str, offset: str) -> str:
-    """The document of the record at this byte offset (from 0) of a block's bytes."""
+    """The document of the block record at this byte offset (from 0) of a block's bytes."""
     return pg_records.doc_at_sql(data, offset)
-
-
-def _bounds(lx: Lexicon, data: str) -> str:
-    """SET clauses giving a block its first and last documents from its new bytes."""
-    last = f"length({data}) - {record_width(lx)}"
-    return f"first_doc = {_doc_at(data, '0')}, last_doc = {_doc_at(data, last)}"
 
 
 def record_width(lx: Lexicon) -> int:
@@ -244,43 +236,57 @@ def record_width(lx: Lexicon) -> int:
 def unpack_documents(lx: Lexicon, gone: str) -> str:
     """The statement taking these documents out of the blocks holding them: `gone` is an
     analysed table of (term_id, doc) pairs naming every posting of theirs. The server
-    rewrites each block in place, nothing is sent to the client: a block whose range holds
-    one dead document has its record cut out where `position` finds its id at a record's
-    start (or is dropped with its only record); any other (several dead documents, or the
-    id's bytes first met inside another record's fields) is rebuilt record by record.
-    A block that held none of them is left as it was. Ranges may overlap (a large sync
-    packs edited notes' rows after older blocks), so every block whose range holds a dead
-    document is visited."""
-    hits, w = _hits(lx), record_width(lx)
+    rewrites each block in place, in the record it holds (lore.store.pg_records), nothing
+    is sent to the client: a block whose range holds one dead document has its record cut
+    out where `position` finds its id at a record's start (or is dropped with its only
+    record); any other (several dead documents, or the id's bytes first met inside another
+    record's fields) is rebuilt record by record. A block that held none of them is left
+    as it was. Ranges may overlap (a large sync packs edited notes' rows after older
+    blocks), so every block whose range holds a dead document is visited."""
+    hits = _hits(lx)
+    narrow = pg_records.narrow_sql("k", lx.width)
+    w = "(length(k.data) / k.n)"  # the block's record, in bytes
     key = "k.term_id = h.term_id AND k.first_doc = h.first_doc"
     cut = f"overlay(k.data placing ''::bytea from h.at + 1 for {w})"
     single = f"h.c = 1 AND h.at >= 0 AND h.at % {w} = 0"
     record = f"substring(k.data from i * {w} + 1 for {w})"
+    doc = pg_records.either_doc_at_sql("k.data", f"i * {w}", narrow)
     rebuilt = (
-        f"SELECT k.term_id, k.first_doc, k.n AS was, s.n, s.data FROM {hits} h"
-        f" JOIN {lx.packs} k ON {key}, LATERAL (SELECT count(*)::integer AS n,"
+        f"SELECT k.term_id, k.first_doc, k.n AS was, {narrow} AS narrow, {w} AS w, s.n, s.data"
+        f" FROM {hits} h JOIN {lx.packs} k ON {key}, LATERAL (SELECT count(*)::integer AS n,"
         f" string_agg({record}, ''::bytea ORDER BY i) AS data FROM generate_series(0, k.n - 1) i"
-        f" WHERE substring(k.data from i * {w} + 1 for {pg_records.DOC_BYTES}) <> ALL(h.docs)) s"
+        f" WHERE {doc} <> ALL(h.docs)) s"
         f" WHERE NOT ({single}) AND NOT (h.c = 1 AND h.at < 0)"
     )
+    first = pg_records.either_doc_bytes_sql("h.docs[1]", narrow)
     key_r = "k.term_id = r.term_id AND k.first_doc = r.first_doc"
     return (
         # Probed by key, each posting, from the key's index alone (it holds each block's
         # last document: m008_pack_ranges; OFFSET 0 keeps the planner from joining over
         # every block); where a block holds one dead document, its offset is found as it goes.
         f"INSERT INTO {hits} SELECT h.term_id, h.first_doc, h.c, h.docs, CASE WHEN h.c = 1"
-        f" THEN (SELECT position(h.docs[1] in k.data) - 1 FROM {lx.packs} k WHERE {key}) END"
+        f" THEN (SELECT position({first} in k.data) - 1 FROM {lx.packs} k WHERE {key}) END"
         " FROM (SELECT b.term_id, b.first_doc, count(*)::integer AS c,"
-        f" array_agg({pg_records.doc_bytes_sql('g.doc')}) AS docs FROM {gone} g CROSS JOIN LATERAL"
+        f" array_agg(g.doc) AS docs FROM {gone} g CROSS JOIN LATERAL"
         f" (SELECT term_id, first_doc FROM {lx.packs} b WHERE b.term_id = g.term_id"
         " AND b.first_doc <= g.doc AND b.last_doc >= g.doc OFFSET 0) b GROUP BY 1, 2) h;"
         # Analysed, the few blocks are looked up by key, not joined over every block.
         f" ANALYZE {hits};"
         f" DELETE FROM {lx.packs} k USING {hits} h WHERE {key} AND {single} AND k.n = 1;"
-        f" UPDATE {lx.packs} k SET data = {cut}, n = k.n - 1, {_bounds(lx, cut)}"
+        f" UPDATE {lx.packs} k SET data = {cut}, n = k.n - 1,"
+        f" {_bounds(cut, f'length({cut}) - {w}', narrow)}"
         f" FROM {hits} h WHERE {key} AND {single} AND k.n > 1;"
         f" WITH r AS ({rebuilt}), emptied AS (DELETE FROM {lx.packs} k USING r"
         f" WHERE {key_r} AND r.n = 0) UPDATE {lx.packs} k SET data = r.data, n = r.n,"
-        f" {_bounds(lx, 'r.data')} FROM r WHERE {key_r} AND r.n > 0 AND r.n < r.was;"
+        f" {_bounds('r.data', 'length(r.data) - r.w', 'r.narrow')}"
+        f" FROM r WHERE {key_r} AND r.n > 0 AND r.n < r.was;"
         f" TRUNCATE {hits}"
     )
+
+
+def _bounds(data: str, last: str, narrow: str) -> str:
+    """SET clauses giving a block its first and last documents from its new bytes (`last`:
+    the offset of its last record; `narrow`: whether it holds block records)."""
+    first_doc = pg_records.either_doc_at_sql(data, "0", narrow)
+    last_doc = pg_records.either_doc_at_sql(data, last, narrow)
+    return f"first_doc = {first_doc}, last_doc = {last_doc}"

@@ -1,22 +1,25 @@
 """How one posting is packed in bytes on PostgreSQL (issue 15): in numpy's terms and in the
-SQL that writes, cuts and converts such bytes. Only widths and column names come in (no
-table of lore.store.pg_schema), so the schema's migrations and lore.store.pg_packs share it.
+SQL that writes and cuts such bytes. Only widths and column names come in (no table of
+lore.store.pg_schema).
 
 Two records, both big-endian as PostgreSQL's `int4send`/`int8send` write them:
 
-- a **block** record (what `packs` tables store): the document (4 bytes), its length in
-  tokens (4) and the term's count in each column (1 byte each): 12 bytes a note's
-  posting (four columns), 9 a part's. PostgreSQL leaves such blocks uncompressed, so the
-  server hands them over as they are on the page. A posting that does not fit (a count
-  over 255 in a column, a document id over 2^31 - 1) stays a row of the `postings` table,
-  which holds any integer.
-- a **row** record (what the server packs a term's rows into as it reads them): the
-  document (8 bytes), its length (4) and each count (4), as they are in the table.
+- a **block** record (what a large sync packs into `packs` tables' blocks): the document
+  (4 bytes), its length in tokens (4) and the term's count in each column (1 byte each):
+  12 bytes a note's posting (four columns), 9 a part's. PostgreSQL leaves such blocks
+  uncompressed, so the server hands them over as they are on the page. A posting that
+  does not fit (a count over 255 in a column, a document id over 2^31 - 1) stays a row
+  of the `postings` table, which holds any integer.
+- a **row** record: the document (8 bytes), its length (4) and each count (4), as they
+  are in the table: what the server packs a term's rows into as it reads them, and what
+  blocks held before block records (28 bytes a note's posting, which pglz compressed and
+  the server decompressed on every read).
 
-The former block record was the row record: 28 bytes a note's posting, which pglz
-compressed and the server decompressed on every read. Read back for a million-note
-vault's searches (bench/results/pg_read_format_1000000.md), the postings took 32 ms a
-search at the median as stored, 11.7 ms in this record.
+A block's bytes tell its record: n records of one or the other. An index made before
+keeps its blocks as they are (read, and cut when a note changes, in their record) and
+packs its new postings in block records; `lore rebuild` packs them all so. Read back for a
+million-note vault's searches (bench/results/pg_read_format_1000000.md), the postings took
+32 ms a search at the median in row records as stored, 11.7 ms in block records.
 """
 
 from __future__ import annotations
@@ -75,15 +78,31 @@ def fits_sql(alias: str, doc: str, columns: Sequence[str]) -> str:
     return " AND ".join([f"{alias}.{doc} <= {MAX_DOC}", *counts])
 
 
-def doc_bytes_sql(doc: str) -> str:
-    """The SQL expression of a document id (at most MAX_DOC) as a block record starts."""
-    return f"int4send(({doc})::integer)"
+def narrow_sql(block: str, width: int) -> str:
+    """The SQL condition: the block `block` (a packs row: data, n) holds block records."""
+    return f"length({block}.data) = {block}.n * {block_width(width)}"
 
 
-def doc_at_sql(data: str, offset: str) -> str:
-    """The SQL expression of the document of the block record at this byte offset (from 0)
-    of a block's bytes."""
-    return f"('x' || encode(substring({data} from {offset} + 1 for 4), 'hex'))::bit(32)::integer"
+def doc_at_sql(data: str, offset: str, size: int = DOC_BYTES) -> str:
+    """The SQL expression of the document of the record at this byte offset (from 0) of a
+    block's bytes: its first `size` bytes (8 in a row record)."""
+    kind = "integer" if size == 4 else "bigint"
+    return (
+        f"('x' || encode(substring({data} from {offset} + 1 for {size}), 'hex'))"
+        f"::bit({8 * size})::{kind}"
+    )
+
+
+def either_doc_at_sql(data: str, offset: str, narrow: str) -> str:
+    """The document at this offset of a block's bytes of either record (`narrow`: the SQL
+    condition that they are block records)."""
+    block, row = doc_at_sql(data, offset), doc_at_sql(data, offset, 8)
+    return f"CASE WHEN {narrow} THEN {block} ELSE {row} END"
+
+
+def either_doc_bytes_sql(doc: str, narrow: str) -> str:
+    """A document's id as a record of either kind starts with it."""
+    return f"CASE WHEN {narrow} THEN int4send(({doc})::integer) ELSE int8send(({doc})::int8) END"
 
 
 def row_field_sql(record: str, offset: int, size: int) -> str:
@@ -101,17 +120,6 @@ def row_fields_sql(record: str, width: int) -> list[str]:
     return [row_field_sql(record, 0, 8), row_field_sql(record, 8, 4)] + [
         row_field_sql(record, 12 + 4 * c, 4) for c in range(width)
     ]
-
-
-def row_to_block_sql(record: str, width: int) -> tuple[str, str]:
-    """(the condition that a row record fits a block record, the block record) as SQL over
-    its bytes alone: the document's and the counts' low bytes."""
-    fits = [
-        f"substring({record} from 1 for 4) = '\\x00000000'::bytea",
-        f"get_byte({record}, 4) < 128",
-    ] + [f"substring({record} from {13 + 4 * c} for 3) = '\\x000000'::bytea" for c in range(width)]
-    counts = [f"substring({record} from {16 + 4 * c} for 1)" for c in range(width)]
-    return " AND ".join(fits), " || ".join([f"substring({record} from 5 for 8)", *counts])
 
 
 def rows_from_records_sql(source: str, postings: str, doc: str, columns: Sequence[str]) -> str:

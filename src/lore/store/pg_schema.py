@@ -34,8 +34,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import pg_records
-
 LEX_COLUMNS = ("title", "tags", "summary", "body")  # as lore.store.schema.FTS_COLUMNS
 # In meta: the digest of the dictionary words of three and four characters
 # (lore.store.jieba_words) the full-text indexes hold as terms of as many one-character
@@ -331,35 +329,6 @@ def m008_pack_ranges(execute: Callable[[str], Any]) -> None:
         )
 
 
-def m009_block_records(execute: Callable[[str], Any]) -> None:
-    """Blocks hold 12-byte records of a note's posting (9 of a part's), not 28 (16)
-    (issue 15; lore.store.pg_records): PostgreSQL compressed the wider ones, and reading a
-    million-note vault's postings took 32 ms a search where the narrower take 11.7. Each
-    block is rewritten record by record on the server; a posting a block record cannot
-    hold (a count over 255) becomes a row."""
-    for lx in (NOTES, PARTS):
-        size, width = pg_records.row_width(lx.width), lx.width
-        fit, block = pg_records.row_to_block_sql("x.rec", width)
-        last = f"length(c.data) - {pg_records.block_width(width)}"
-        execute(
-            "CREATE TEMP TABLE lore_m009 AS SELECT k.term_id, r.n, r.data, r.unfit"
-            f" FROM {lx.packs} k CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE {fit}) AS n,"
-            f" string_agg({block}, ''::bytea ORDER BY x.i) FILTER (WHERE {fit}) AS data,"
-            f" string_agg(x.rec, ''::bytea) FILTER (WHERE NOT ({fit})) AS unfit"
-            f" FROM (SELECT i, substring(k.data from i * {size} + 1 for {size}) AS rec"
-            " FROM generate_series(0, k.n - 1) i) x) r;"
-            f" TRUNCATE {lx.packs};"
-            f" INSERT INTO {lx.packs} (term_id, first_doc, last_doc, n, data)"
-            f" SELECT c.term_id, {pg_records.doc_at_sql('c.data', '0')},"
-            f" {pg_records.doc_at_sql('c.data', last)}, c.n, c.data FROM lore_m009 c"
-            " WHERE c.n > 0;"
-            + pg_records.rows_from_records_sql(
-                "(SELECT term_id, unfit AS data FROM lore_m009)", lx.postings, lx.doc, lx.columns
-            )
-            + "; DROP TABLE lore_m009"
-        )
-
-
 MIGRATIONS: list[tuple[str, Callable[[Callable[[str], Any]], None]]] = [
     ("m001_core", m001_core),
     ("m002_pinyin", m002_pinyin),
@@ -369,7 +338,6 @@ MIGRATIONS: list[tuple[str, Callable[[Callable[[str], Any]], None]]] = [
     ("m006_packs", m006_packs),
     ("m007_terms_room", m007_terms_room),
     ("m008_pack_ranges", m008_pack_ranges),
-    ("m009_block_records", m009_block_records),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 # Tables no migration makes: pgvector's, made once the dimension is known.
