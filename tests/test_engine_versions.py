@@ -38,6 +38,7 @@ def _expected(backend: str, request: pytest.FixtureRequest) -> dict[str, str]:
         "server": server.version,
         "pgvector": server.vector_version,
         "dictionary words": words,
+        "postings blocks": "12 bytes a note's posting",
     }
 
 

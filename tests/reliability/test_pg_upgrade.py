@@ -15,7 +15,14 @@ from pg_support import postings_rows, schema_rows
 import lore
 import lore.store.postgres as pg_mod
 from lore.store import pg_batch, pg_packs, pg_records
-from lore.store.pg_schema import MIGRATIONS, NOTES, PARTS, SCHEMA_VERSION, m006_packs
+from lore.store.pg_schema import (
+    MIGRATIONS,
+    NOTES,
+    PARTS,
+    RECORDS_META,
+    SCHEMA_VERSION,
+    m006_packs,
+)
 
 FILES = {
     "rules/dedupe.md": (
@@ -187,8 +194,12 @@ def test_blocks_of_row_records_are_read_and_cut_beside_block_records(
     with monkeypatch.context() as older:
         wide_blocks(older)
         with lore.open(root, db=pg_url) as vault:
+            store = vault.store
+            assert isinstance(store, pg_mod.PostgresStore)
             vault.sync()
-            postings = every_posting(vault.store)
+            with store.transaction():
+                store.delete_meta(RECORDS_META)  # no older lore wrote it
+            postings = every_posting(store)
     unfit = [
         r
         for r in postings["lex_packs"]
@@ -210,6 +221,7 @@ def test_blocks_of_row_records_are_read_and_cut_beside_block_records(
 
         assert records() == {pg_records.row_width(NOTES.width)}
         assert every_posting(store) == postings
+        assert "lore rebuild" in store.engine()["postings blocks"]
 
         def same_answers() -> None:
             for index in (vault, sqlite):
@@ -238,3 +250,4 @@ def test_blocks_of_row_records_are_read_and_cut_beside_block_records(
         sqlite.rebuild()
         same_answers()
         assert records() == {pg_records.block_width(NOTES.width)}
+        assert store.engine()["postings blocks"] == "12 bytes a note's posting"

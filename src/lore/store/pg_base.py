@@ -34,7 +34,7 @@ from .pg_cache import ReadCache
 from .pg_names import lock_key, psycopg_sql
 from .pg_phrases import recorded_words
 from .pg_postings import MAX_LOAD_CHARACTERS, flush_loaded, stage_tables
-from .pg_schema import NOTES, WORDS_META
+from .pg_schema import ANY_BLOCK, NOTES, RECORDS_META, WORDS_META
 from .sql_base import SqlBase
 
 if TYPE_CHECKING:
@@ -286,14 +286,21 @@ class PgBase(SqlBase):
     def _flush_loaded(self) -> None:
         """The deferred postings go in (their load tables emptied)."""
         if self._loaded:
+            # An index made before block records, whose blocks are all to come: marked.
+            self.conn.execute(
+                f"INSERT INTO meta (key, value) SELECT %s, '12' WHERE NOT {ANY_BLOCK}"
+                " ON CONFLICT (key) DO NOTHING",
+                (RECORDS_META,),
+            )
             self.conn.execute(flush_loaded(sorted(self._loaded, key=lambda lx: lx.postings)))
             self._loaded.clear()
         self._load_characters = 0
 
-    def mark_words(self) -> None:
+    def mark_empty_lexicons(self) -> None:
         """Record that the full-text indexes, empty now (a new index, a rebuild), get the
         installed dictionary's words of three and four characters as terms (none without a
-        dictionary)."""
+        dictionary), and block records (lore.store.pg_records) in every block."""
+        self.set_meta(RECORDS_META, "12")
         words = installed_words()
         if words.digest:
             self.set_meta(WORDS_META, words.digest)

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .pg_base import PgBase
 from .pg_phrases import recorded_words
-from .pg_schema import MIGRATIONS, NOTES, PARTS, VECTOR_TABLE
+from .pg_schema import ANY_BLOCK, MIGRATIONS, NOTES, PARTS, RECORDS_META, VECTOR_TABLE
 
 _CREATED = re.compile(r"CREATE TABLE (\w+)")
 _VEC_DIM = re.compile(r"vector\((\d+)\)")
@@ -35,7 +35,19 @@ class PgChecks(PgBase):
             "server": str(self._scalar("SHOW server_version")),
             "pgvector": str(vector) if vector else "not installed in this database",
             "dictionary words": self._dictionary_words(),
+            "postings blocks": self._block_records(),
         }
+
+    def _block_records(self) -> str:
+        """Whether every block of postings holds block records (lore.store.pg_records), or
+        some an older lore packed may hold row records: read as they are, only slower,
+        until `lore rebuild`."""
+        if self.get_meta(RECORDS_META) or not self._scalar(f"SELECT {ANY_BLOCK}"):
+            return "12 bytes a note's posting"
+        return (
+            "some may be in 28 bytes a note's posting (packed by an older lore: `lore rebuild`"
+            " packs them in 12, which searches read faster)"
+        )
 
     def _dictionary_words(self) -> str:
         """Whether the full-text index holds jieba's dictionary words of three and four

@@ -66,7 +66,7 @@ class PgNotes(NotesSql, PgBase):
             "DELETE FROM links WHERE note_id NOT IN (SELECT id FROM notes)",
         ):
             self.execute(sql)
-        self.mark_words()
+        self.mark_empty_lexicons()
 
     def insert_sections(self, note_id: int, sections: list[tuple[int, int, str]]) -> None:
         """Indexed as PARTS documents. Part ids are taken in order, as SQLite's rowids are:

@@ -41,6 +41,11 @@ LEX_COLUMNS = ("title", "tags", "summary", "body")  # as lore.store.schema.FTS_C
 # Without it (an older index) or with another dictionary installed, none is a term: such
 # phrases are counted in the token streams, as they always were, until a rebuild.
 WORDS_META = "lexicon_words"
+# In meta: set when the full-text indexes were made from nothing (a new index, a rebuild)
+# by a lore packing block records (lore.store.pg_records). Without it, blocks an older lore
+# packed in row records may remain: read as they are, only slower, until a rebuild.
+RECORDS_META = "block_records"
+ANY_BLOCK = "(EXISTS (SELECT 1 FROM lex_packs) OR EXISTS (SELECT 1 FROM part_packs))"
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,7 @@ class PostgresStore(
             if version == 0:
                 self.set_meta("tokenizer_version", TOKENIZER_VERSION)
                 self.set_meta("vault_root", str(self.vault_root))
-                self.mark_words()
+                self.mark_empty_lexicons()
 
     def _schema_version(self) -> int:
         """How many migrations the vault's schema has had (0: a new, empty schema)."""
