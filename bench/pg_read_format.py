@@ -165,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--size", type=int, default=100_000)
     p.add_argument("--queries", type=int, default=100)
+    p.add_argument("--database", help="default: lore_kept_<size> (bench.scale_search's)")
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
     import psycopg
@@ -172,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from lore.store.pg_schema import NOTES, PARTS
 
     server = pg_server.kept(KEPT_SERVER)
-    database = f"lore_kept_{args.size}"
+    database = args.database or f"lore_kept_{args.size}"
     db = server.database_url(database) + f"&vault={PG_VAULT}"
     vault = WORK_DIR / f"vault-{args.size}-seed0"
     queries_file = WORK_DIR / "queries-seed0.json"

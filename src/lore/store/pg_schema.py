@@ -16,7 +16,8 @@ from these tables, over the same token stream:
     lex_postings  (term, note) with the term's count in each column and the note's length
                   in tokens: everything BM25 reads about a candidate, in one covering index.
     lex_packs     the same postings in blocks of up to PACK_SIZE of one term, packed in
-                  bytes (lore.store.pg_packs): what a large sync writes; small syncs add rows.
+                  bytes (lore.store.pg_packs, lore.store.pg_records): what a large sync
+                  writes; small syncs add rows, and so do postings a block cannot hold.
     lex_docs      each note's four token streams as indexed (longer phrases are counted in
                   them, at any position) and its length.
     lex_stats     notes and tokens in the index (BM25's N and average length).
