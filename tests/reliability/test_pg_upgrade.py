@@ -62,7 +62,7 @@ def wide_blocks(older: pytest.MonkeyPatch) -> None:
     older.setattr(pg_records, "block_sql", pg_records.row_sql)
     older.setattr(pg_records, "fits_sql", lambda alias, doc, columns: "true")
     older.setattr(pg_packs, "record_width", lambda lx: pg_records.row_width(lx.width))
-    older.setattr(pg_packs, "_doc_at", lambda data, offset: pg_records.doc_at_sql(data, offset, 8))
+    older.setattr(pg_packs, "_doc_at", lambda data, offset: pg_records.int_at_sql(data, offset, 8))
 
 
 def every_posting(store: Any) -> dict[str, list[tuple[Any, ...]]]:

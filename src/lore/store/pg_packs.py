@@ -5,9 +5,9 @@ A large sync (lore.store.pg_postings.flush_loaded) stores each term's new postin
 blocks of up to PACK_SIZE records in document order (`packs` tables: term, first and last
 document, count, the records; lore.store.pg_records has the record: 12 bytes a note's
 posting, 9 a part's, against ~130 as a row with its key in an index). A small sync
-writes rows, and a posting a block record cannot hold (a count over 255) stays a row; a
-reader takes a term's blocks and rows (packed by the server as it reads them) alike and
-numpy decodes them without a Python loop.
+writes rows, and a posting a block record cannot hold (a count over 255, an id over
+2^31 - 1) stays a row; a reader takes a term's blocks and rows (packed by the server as
+it reads them) alike and numpy decodes them without a Python loop.
 
 Every posting is in exactly one place, so counts stay exact and nothing is masked when
 reading: deleting a document (a changed or removed note) cuts its record out of the

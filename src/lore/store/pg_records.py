@@ -83,9 +83,9 @@ def narrow_sql(block: str, width: int) -> str:
     return f"length({block}.data) = {block}.n * {block_width(width)}"
 
 
-def doc_at_sql(data: str, offset: str, size: int = DOC_BYTES) -> str:
-    """The SQL expression of the document of the record at this byte offset (from 0) of a
-    block's bytes: its first `size` bytes (8 in a row record)."""
+def int_at_sql(data: str, offset: str, size: int) -> str:
+    """The SQL expression of the big-endian integer of `size` bytes (4 or 8) at this byte
+    offset (from 0) of a bytea."""
     kind = "integer" if size == 4 else "bigint"
     return (
         f"('x' || encode(substring({data} from {offset} + 1 for {size}), 'hex'))"
@@ -93,10 +93,15 @@ def doc_at_sql(data: str, offset: str, size: int = DOC_BYTES) -> str:
     )
 
 
+def doc_at_sql(data: str, offset: str) -> str:
+    """The document of the block record at this byte offset of a block's bytes."""
+    return int_at_sql(data, offset, DOC_BYTES)
+
+
 def either_doc_at_sql(data: str, offset: str, narrow: str) -> str:
     """The document at this offset of a block's bytes of either record (`narrow`: the SQL
     condition that they are block records)."""
-    block, row = doc_at_sql(data, offset), doc_at_sql(data, offset, 8)
+    block, row = doc_at_sql(data, offset), int_at_sql(data, offset, 8)
     return f"CASE WHEN {narrow} THEN {block} ELSE {row} END"
 
 
@@ -105,20 +110,10 @@ def either_doc_bytes_sql(doc: str, narrow: str) -> str:
     return f"CASE WHEN {narrow} THEN int4send(({doc})::integer) ELSE int8send(({doc})::int8) END"
 
 
-def row_field_sql(record: str, offset: int, size: int) -> str:
-    """The SQL expression of the integer at this byte offset of a row record (bytea)."""
-    bits = size * 8
-    kind = "bigint" if size == 8 else "integer"
-    return (
-        f"('x' || encode(substring({record} from {offset + 1} for {size}), 'hex'))"
-        f"::bit({bits})::{kind}"
-    )
-
-
 def row_fields_sql(record: str, width: int) -> list[str]:
     """The SQL expressions of a row record's document, length and counts, in order."""
-    return [row_field_sql(record, 0, 8), row_field_sql(record, 8, 4)] + [
-        row_field_sql(record, 12 + 4 * c, 4) for c in range(width)
+    return [int_at_sql(record, "0", 8), int_at_sql(record, "8", 4)] + [
+        int_at_sql(record, str(12 + 4 * c), 4) for c in range(width)
     ]
 
 
