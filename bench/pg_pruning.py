@@ -163,11 +163,14 @@ def _blocks(conn: Any, lx: Lexicon, term_id: int) -> list[Postings]:
     import numpy as np
 
     from lore.store.pg_packs import Postings
+    from lore.store.pg_records import narrow_sql
 
-    out = [
-        Postings.decode(bytes(data), b"", lx.width)
-        for (data,) in conn.execute(
-            f"SELECT data FROM {lx.packs} WHERE term_id = %s", (term_id,), binary=True
+    out = [  # a block an older lore packed holds row records
+        Postings.of_block(bytes(data), narrow, lx.width)
+        for data, narrow in conn.execute(
+            f"SELECT k.data, {narrow_sql('k', lx.width)} FROM {lx.packs} k WHERE k.term_id = %s",
+            (term_id,),
+            binary=True,
         )
     ]
     tf = ", ".join(f"tf_{c}" for c in lx.columns)

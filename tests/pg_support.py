@@ -267,13 +267,13 @@ def postings_rows(query: Any, lx: Lexicon, *, blocks: bool = True) -> list[tuple
         (terms[int(term_id)], *(int(v) for v in rest))
         for term_id, *rest in query(f"SELECT term_id, {lx.doc}, len, {lx.tf} FROM {lx.postings}")
     ]
-    for term_id, n, data in query(f"SELECT term_id, n, data FROM {lx.packs}") if blocks else []:
-        # A block of row records: an older lore's (lore.store.pg_records).
-        narrow = len(data) == n * block_width(lx.width)
-        p = Postings.decode(*((bytes(data), b"") if narrow else (b"", bytes(data))), lx.width)
+    packed = query(f"SELECT term_id, n, data FROM {lx.packs}") if blocks else []
+    for term_id, records, data in packed:
+        # Of row records unless n block records: an older lore's (lore.store.pg_records).
+        p = Postings.of_block(bytes(data), len(data) == records * block_width(lx.width), lx.width)
         out += [
-            (terms[int(term_id)], int(d), int(n), *(int(c) for c in counts))
-            for d, n, counts in zip(p.docs, p.lengths, p.counts, strict=True)
+            (terms[int(term_id)], int(d), int(size), *(int(c) for c in counts))
+            for d, size, counts in zip(p.docs, p.lengths, p.counts, strict=True)
         ]
     return sorted(out)
 

@@ -66,6 +66,11 @@ class Postings(NamedTuple):
         counts = tf.reshape(len(docs), width)
         return cls(_narrow(docs), _narrow(lengths), _narrow(counts, unsigned=True))
 
+    @classmethod
+    def of_block(cls, data: bytes, block_records: bool, width: int) -> Postings:
+        """The postings of one block, of block records or (an older lore's) row records."""
+        return cls.decode(data, b"", width) if block_records else cls.decode(b"", data, width)
+
     @property
     def nbytes(self) -> int:
         """What these postings take in memory."""
