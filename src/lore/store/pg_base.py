@@ -286,13 +286,14 @@ class PgBase(SqlBase):
     def _flush_loaded(self) -> None:
         """The deferred postings go in (their load tables emptied)."""
         if self._loaded:
-            # An index made before block records, whose blocks are all to come: marked.
-            self.conn.execute(
-                f"INSERT INTO meta (key, value) SELECT %s, '12' WHERE NOT {ANY_BLOCK}"
-                " ON CONFLICT (key) DO NOTHING",
-                (RECORDS_META,),
+            # An index made before block records, whose blocks are all to come: marked, in
+            # the same round trip (a new index or a rebuild was marked as it began).
+            mark = (
+                f"INSERT INTO meta (key, value) SELECT '{RECORDS_META}', '12'"
+                f" WHERE NOT {ANY_BLOCK} ON CONFLICT (key) DO NOTHING"
             )
-            self.conn.execute(flush_loaded(sorted(self._loaded, key=lambda lx: lx.postings)))
+            lexicons = sorted(self._loaded, key=lambda lx: lx.postings)
+            self.conn.execute(f"{mark}; {flush_loaded(lexicons)}")
             self._loaded.clear()
         self._load_characters = 0
 

@@ -60,9 +60,11 @@ class Postings(NamedTuple):
             np.frombuffer(blocks, dtype=pg_records.block_dtype(width)),
             np.frombuffer(rows, dtype=pg_records.row_dtype(width)),
         ]
-        if not len(parts[1]):
-            parts.pop()  # the usual case: one array, nothing to join
-        docs, lengths, tf = (np.concatenate([p[f] for p in parts]) for f in ("doc", "len", "tf"))
+        fields = ("doc", "len", "tf")
+        if len(parts[1]):
+            docs, lengths, tf = (np.concatenate([p[f] for p in parts]) for f in fields)
+        else:  # the usual case: the fields as they are, copied once by _narrow
+            docs, lengths, tf = (parts[0][f] for f in fields)
         counts = tf.reshape(len(docs), width)
         return cls(_narrow(docs), _narrow(lengths), _narrow(counts, unsigned=True))
 

@@ -126,6 +126,5 @@ def rows_from_records_sql(source: str, postings: str, doc: str, columns: Sequenc
     return (
         f"INSERT INTO {postings} (term_id, {doc}, len, {tf}) SELECT r.term_id, {fields}"
         f" FROM (SELECT u.term_id, substring(u.data from i * {size} + 1 for {size}) AS rec"
-        f" FROM {source} u CROSS JOIN LATERAL generate_series(0, length(u.data) / {size} - 1) i"
-        " WHERE u.data IS NOT NULL) r"
+        f" FROM {source} u CROSS JOIN LATERAL generate_series(0, length(u.data) / {size} - 1) i) r"
     )
